@@ -1,0 +1,1 @@
+//! `--calibrate`: scoring a registry capture against its published scores.

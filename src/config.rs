@@ -1,0 +1,1 @@
+//! `tdqs-gate.toml` at the repository root.

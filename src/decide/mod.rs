@@ -1,0 +1,1 @@
+//! The decision rule: PASS, BLOCK or INVALID.

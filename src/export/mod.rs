@@ -1,0 +1,9 @@
+//! The export stage: start a side's MCP server over stdio as a host would, `initialize`, then
+//! `tools/list` through every page, and keep every tool object exactly as received.
+
+pub mod client;
+pub mod launch;
+pub mod model;
+pub mod process;
+
+pub use model::*;

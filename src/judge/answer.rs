@@ -1,0 +1,1 @@
+//! Parsing and validating a judge's answer text.

@@ -1,0 +1,1 @@
+//! `tdqs-gate lint`: deterministic findings on tool definitions.

@@ -1,0 +1,1 @@
+//! The JSON report, its Markdown summary and `--check`.

@@ -1,0 +1,3 @@
+//! Scoring: TDQS arithmetic on exact fractions, and scoring a whole side with a judge.
+
+pub mod model;
