@@ -1,0 +1,104 @@
+//! The scored results of a side, as they appear in reports.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::arith::{Tenths, Tier};
+use super::model::{CoherenceDimension, Judged, ToolDimension};
+use crate::spec::signals::{ContextSignals, ShadowCandidate};
+
+/// Flags of the specification's post-processing.
+pub const FLAG_NO_DESCRIPTION: &str = "No Description";
+pub const FLAG_TAUTOLOGICAL: &str = "Tautological Description";
+pub const FLAG_ANNOTATION_CONTRADICTION: &str = "Annotation Contradiction";
+pub const FLAG_SHADOWING_RISK: &str = "Shadowing Risk";
+
+/// How a tool's answer was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnswerSource {
+    /// Asked of the judge for this side.
+    Judged,
+    /// The identical question was asked once for both sides of the pair; this is that answer.
+    Shared,
+    /// A hard gate decided without a model call (empty description).
+    HardGate,
+}
+
+/// One tool's TDQS result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub name: String,
+    pub definition_hash: String,
+    pub context_signals: ContextSignals,
+    /// The six scores after post-processing (snake_case keys).
+    pub scores: BTreeMap<ToolDimension, u8>,
+    pub justifications: BTreeMap<ToolDimension, Judged>,
+    pub tdqs: Tenths,
+    pub tier: Tier,
+    pub flags: Vec<String>,
+    /// Dimensions scoring below 3.
+    pub smells: Vec<ToolDimension>,
+    pub summary: String,
+    pub server_flags: Vec<String>,
+    pub annotation_contradiction: bool,
+    pub answer: AnswerSource,
+}
+
+/// A confirmed shadowing risk after the referential checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShadowingRisk {
+    pub tool: String,
+    pub invocation_cost: u64,
+    pub cheaper_sibling: String,
+    pub cheaper_sibling_invocation_cost: u64,
+    pub justification: String,
+}
+
+/// The set-level result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CoherenceResult {
+    pub scores: BTreeMap<CoherenceDimension, u8>,
+    pub coherence_score: Tenths,
+    pub coherence_tier: Tier,
+    pub shadow_candidates: Vec<ShadowCandidate>,
+    pub shadowing_risks: Vec<ShadowingRisk>,
+    pub coherence_summary: String,
+    pub coherence_justifications: BTreeMap<CoherenceDimension, Judged>,
+    pub answer: AnswerSource,
+}
+
+/// Every rollup of a side, each rounded once from exact inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rollups {
+    pub tool_count: u64,
+    pub scored_tool_count: u64,
+    /// The exact mean as a fraction `p/q` (information; the rounded mean decides).
+    pub exact_mean_tdqs: Option<String>,
+    pub mean_tdqs: Option<Tenths>,
+    pub min_tdqs: Option<Tenths>,
+    pub min_tool: Option<String>,
+    pub description_quality_score: Option<Tenths>,
+    pub description_quality_tier: Option<Tier>,
+    pub coherence_score: Tenths,
+    pub coherence_tier: Tier,
+    pub overall_score: Option<Tenths>,
+    pub overall_tier: Option<Tier>,
+}
+
+/// One side of one pair, fully scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SideScore {
+    pub server_name: String,
+    pub set_hash: String,
+    /// Tool name → result, sorted by name.
+    pub tools: BTreeMap<String, ToolResult>,
+    pub coherence: CoherenceResult,
+    pub rollups: Rollups,
+}
