@@ -1,1 +1,8 @@
 //! The JSON report, its Markdown summary and `--check`.
+
+pub mod causes;
+pub mod markdown;
+pub mod model;
+pub mod write;
+
+pub use model::*;

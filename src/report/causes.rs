@@ -1,0 +1,108 @@
+//! What fell on the first pair: the tools and dimensions a BLOCK (or a dropped first pair) names.
+
+use crate::score::arith::{frac_to_f64, Frac};
+use crate::score::model::{CoherenceDimension, ToolDimension};
+use crate::score::results::SideScore;
+
+use super::model::*;
+
+/// Explains a first pair whose head mean is below its base mean.
+pub fn explain(base: &SideScore, head: &SideScore) -> Causes {
+    let n = head.tools.len().max(1) as i64;
+    let mut tools = Vec::new();
+    let mut added = Vec::new();
+    for (name, h) in &head.tools {
+        let Some(b) = base.tools.get(name) else {
+            added.push(OneSidedTool {
+                tool: name.clone(),
+                tdqs: h.tdqs,
+            });
+            continue;
+        };
+        if h.tdqs >= b.tdqs {
+            continue;
+        }
+        let dimensions = ToolDimension::ALL
+            .into_iter()
+            .filter_map(|d| {
+                let (bs, hs) = (*b.scores.get(&d)?, *h.scores.get(&d)?);
+                (hs < bs).then(|| FallenDimension {
+                    dimension: d,
+                    base: bs,
+                    head: hs,
+                    justification: h
+                        .justifications
+                        .get(&d)
+                        .map(|j| j.justification.clone())
+                        .unwrap_or_default(),
+                })
+            })
+            .collect();
+        // Tenths → units: (head − base) / 10 / n.
+        let effect = Frac::new(h.tdqs.0 - b.tdqs.0, 10 * n);
+        tools.push(FallenTool {
+            tool: name.clone(),
+            base: b.tdqs,
+            head: h.tdqs,
+            effect: frac_to_f64(effect),
+            effect_exact: format!("{}/{}", effect.numer(), effect.denom()),
+            dimensions,
+        });
+    }
+    // The costliest fall first; ties by name for a stable report.
+    tools.sort_by(|a, b| {
+        (a.head.0 - a.base.0)
+            .cmp(&(b.head.0 - b.base.0))
+            .then_with(|| a.tool.cmp(&b.tool))
+    });
+    let removed = base
+        .tools
+        .iter()
+        .filter(|(name, _)| !head.tools.contains_key(*name))
+        .map(|(name, b)| OneSidedTool {
+            tool: name.clone(),
+            tdqs: b.tdqs,
+        })
+        .collect();
+    let minimum_term = MinimumTerm {
+        base: MinimumSide {
+            tool: base.rollups.min_tool.clone(),
+            tdqs: base.rollups.min_tdqs,
+        },
+        head: MinimumSide {
+            tool: head.rollups.min_tool.clone(),
+            tdqs: head.rollups.min_tdqs,
+        },
+        fell: match (base.rollups.min_tdqs, head.rollups.min_tdqs) {
+            (Some(b), Some(h)) => h < b,
+            _ => false,
+        },
+    };
+    let coherence = CoherenceDimension::ALL
+        .into_iter()
+        .filter_map(|d| {
+            let (bs, hs) = (
+                *base.coherence.scores.get(&d)?,
+                *head.coherence.scores.get(&d)?,
+            );
+            (hs < bs).then(|| FallenCoherence {
+                dimension: d,
+                base: bs,
+                head: hs,
+                justification: head
+                    .coherence
+                    .coherence_justifications
+                    .get(&d)
+                    .map(|j| j.justification.clone())
+                    .unwrap_or_default(),
+            })
+        })
+        .collect();
+    Causes {
+        tools,
+        added,
+        removed,
+        minimum_term,
+        coherence,
+    }
+}

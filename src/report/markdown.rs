@@ -1,0 +1,303 @@
+//! The Markdown summary: rendered from the report alone, computing nothing new.
+//!
+//! Verdict first, then what fell and why, then both sides' scores. It is the job summary in CI and
+//! the body of the sticky pull-request comment.
+
+use std::fmt::Write as _;
+
+use crate::exit::Verdict;
+use crate::score::arith::Tenths;
+
+use super::model::*;
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+fn opt(t: Option<Tenths>) -> String {
+    t.map(|t| t.to_string()).unwrap_or_else(|| "–".to_string())
+}
+
+fn short(commit: &Option<String>) -> String {
+    commit
+        .as_deref()
+        .map(|c| c.chars().take(12).collect())
+        .unwrap_or_else(|| "–".to_string())
+}
+
+fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
+    match (revision.as_deref(), commit) {
+        (Some(r), Some(_)) => format!("`{}` ({})", cell(r), short(commit)),
+        (Some(r), None) => format!("`{}`", cell(r)),
+        (None, Some(_)) => short(commit),
+        (None, None) => "an export file".to_string(),
+    }
+}
+
+/// Renders the Markdown summary of a report.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let mark = match report.decision {
+        Verdict::Pass => "✅",
+        Verdict::Block => "❌",
+        Verdict::Invalid => "⚠️",
+    };
+    let _ = writeln!(
+        out,
+        "## {mark} Tool definition score: {}\n",
+        report.decision
+    );
+    let _ = writeln!(out, "**{}**\n", cell(&report.reason));
+    if let Some(error) = &report.error {
+        if let Some(advice) = &error.advice {
+            let _ = writeln!(out, "> {}\n", cell(advice));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "Base {} → head {}.",
+        side_label(&report.base_revision, &report.base_commit),
+        side_label(&report.head_revision, &report.head_commit)
+    );
+    if let Some(scoring) = &report.scoring {
+        let judge = &scoring.judge;
+        if judge.model_judged {
+            let _ = writeln!(
+                out,
+                "Scored by `{}` through {} (TDQS v1.3).",
+                cell(&judge.model),
+                cell(&judge.mode)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "Scored by the **{}** judge (`{}`): deterministic rules, **not a model's score**.",
+                cell(&judge.mode),
+                cell(&judge.model)
+            );
+        }
+        if !scoring.pins_embedded {
+            let _ = writeln!(
+                out,
+                "Scored with custom pins (`--pins`): not the calibrated configuration."
+            );
+        }
+    } else if !report.scored {
+        let _ = writeln!(out, "No model was called.");
+    }
+    out.push('\n');
+
+    if let Some(causes) = &report.causes {
+        render_causes(&mut out, causes);
+    }
+    if !report.pairs.is_empty() {
+        render_scores(&mut out, report);
+        render_tools(&mut out, report);
+    } else if let Some(changes) = &report.changes {
+        if !changes.added.is_empty() || !changes.removed.is_empty() || !changes.changed.is_empty()
+        {
+            let _ = writeln!(out, "### Changed tools\n");
+            for (what, names) in [
+                ("added", &changes.added),
+                ("removed", &changes.removed),
+                ("changed", &changes.changed),
+            ] {
+                if !names.is_empty() {
+                    let list: Vec<String> = names.iter().map(|n| format!("`{}`", cell(n))).collect();
+                    let _ = writeln!(out, "- {what}: {}", list.join(", "));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    if let Some(size) = &report.size {
+        let _ = writeln!(out, "### Size (information, never decisive)\n");
+        let _ = writeln!(out, "| Measure | Base | Head | Change |\n|---|---:|---:|---:|");
+        let _ = writeln!(
+            out,
+            "| Description characters | {} | {} | {:+} |",
+            size.base.description_characters,
+            size.head.description_characters,
+            size.delta.description_characters
+        );
+        let _ = writeln!(
+            out,
+            "| `tools/list` bytes | {} | {} | {:+} |\n",
+            size.base.tools_list_bytes, size.head.tools_list_bytes, size.delta.tools_list_bytes
+        );
+    }
+    let calls = &report.calls;
+    let mut footer = format!(
+        "Model calls: {} ({} attempts, {} shared answers)",
+        calls.questions, calls.attempts, calls.shared_answers
+    );
+    if calls.tokens.input_tokens + calls.tokens.output_tokens > 0 {
+        let _ = write!(
+            footer,
+            ", tokens: {} in / {} out",
+            calls.tokens.input_tokens, calls.tokens.output_tokens
+        );
+    }
+    let digest: String = report.version_digest.chars().take(12).collect();
+    let _ = write!(
+        footer,
+        " · pins `{digest}` · {} {}",
+        report.generator.name, report.generator.version
+    );
+    if !report.warnings.is_empty() {
+        let _ = writeln!(out, "### Warnings\n");
+        for w in &report.warnings {
+            let _ = writeln!(out, "- {}", cell(w));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "<sub>{footer}</sub>");
+    out
+}
+
+fn render_causes(out: &mut String, causes: &Causes) {
+    let _ = writeln!(out, "### What fell on the first pair\n");
+    if causes.tools.is_empty() && causes.added.is_empty() && causes.removed.is_empty() {
+        let _ = writeln!(
+            out,
+            "No single tool's TDQS fell; the mean moved through rounding of several tools.\n"
+        );
+    }
+    if !causes.tools.is_empty() {
+        let _ = writeln!(
+            out,
+            "| Tool | Base | Head | Cost to the mean |\n|---|---:|---:|---:|"
+        );
+        for t in &causes.tools {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {:.3} |",
+                cell(&t.tool),
+                t.base,
+                t.head,
+                t.effect
+            );
+        }
+        out.push('\n');
+        for t in &causes.tools {
+            let _ = writeln!(out, "- **`{}`** {} → {}", cell(&t.tool), t.base, t.head);
+            for d in &t.dimensions {
+                let _ = writeln!(
+                    out,
+                    "  - {} {} → {}: {}",
+                    d.dimension.label(),
+                    d.base,
+                    d.head,
+                    cell(&d.justification)
+                );
+            }
+        }
+        out.push('\n');
+    }
+    for (what, list) in [("Added", &causes.added), ("Removed", &causes.removed)] {
+        if !list.is_empty() {
+            let items: Vec<String> = list
+                .iter()
+                .map(|t| format!("`{}` ({})", cell(&t.tool), t.tdqs))
+                .collect();
+            let _ = writeln!(out, "{what} tools: {}.\n", items.join(", "));
+        }
+    }
+    if causes.minimum_term.fell {
+        let _ = writeln!(
+            out,
+            "Information: the lowest tool fell from {} (`{}`) to {} (`{}`).\n",
+            opt(causes.minimum_term.base.tdqs),
+            cell(causes.minimum_term.base.tool.as_deref().unwrap_or("–")),
+            opt(causes.minimum_term.head.tdqs),
+            cell(causes.minimum_term.head.tool.as_deref().unwrap_or("–")),
+        );
+    }
+    if !causes.coherence.is_empty() {
+        let _ = writeln!(out, "Information: coherence dimensions that fell:\n");
+        for c in &causes.coherence {
+            let _ = writeln!(
+                out,
+                "- {} {} → {}: {}",
+                c.dimension.label(),
+                c.base,
+                c.head,
+                cell(&c.justification)
+            );
+        }
+        out.push('\n');
+    }
+}
+
+fn render_scores(out: &mut String, report: &Report) {
+    let _ = writeln!(out, "### Scores\n");
+    let mut header = "| Measure |".to_string();
+    let mut rule = "|---|".to_string();
+    for (i, _) in report.pairs.iter().enumerate() {
+        let _ = write!(header, " Base #{} | Head #{} |", i + 1, i + 1);
+        rule.push_str("---:|---:|");
+    }
+    if report.median.is_some() {
+        header.push_str(" Base median | Head median |");
+        rule.push_str("---:|---:|");
+    }
+    let _ = writeln!(out, "{header}\n{rule}");
+    type Pick = fn(&crate::score::results::Rollups) -> Option<Tenths>;
+    let rows: [(&str, Pick); 5] = [
+        ("**Mean TDQS** (decides)", |r| r.mean_tdqs),
+        ("Lowest TDQS", |r| r.min_tdqs),
+        ("Description quality", |r| r.description_quality_score),
+        ("Coherence", |r| Some(r.coherence_score)),
+        ("Overall", |r| r.overall_score),
+    ];
+    for (i, (label, pick)) in rows.iter().enumerate() {
+        let mut line = format!("| {label} |");
+        for pair in &report.pairs {
+            let _ = write!(
+                line,
+                " {} | {} |",
+                opt(pick(&pair.base.rollups)),
+                opt(pick(&pair.head.rollups))
+            );
+        }
+        if let Some(m) = &report.median {
+            if i == 0 {
+                let _ = write!(line, " {} | {} |", m.base, m.head);
+            } else {
+                line.push_str(" | |");
+            }
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+}
+
+fn render_tools(out: &mut String, report: &Report) {
+    let first = &report.pairs[0];
+    let _ = writeln!(
+        out,
+        "<details><summary>Every tool (first pair)</summary>\n\n| Tool | Base | Head | Smells (head) |\n|---|---:|---:|---|"
+    );
+    let mut names: Vec<&String> = first.base.tools.keys().chain(first.head.tools.keys()).collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let b = first.base.tools.get(name);
+        let h = first.head.tools.get(name);
+        let fmt = |t: Option<&crate::score::results::ToolResult>| {
+            t.map(|t| format!("{} ({})", t.tdqs, t.tier))
+                .unwrap_or_else(|| "–".to_string())
+        };
+        let smells = h
+            .map(|h| {
+                h.smells
+                    .iter()
+                    .map(|d| d.label())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let _ = writeln!(out, "| `{}` | {} | {} | {} |", cell(name), fmt(b), fmt(h), smells);
+    }
+    let _ = writeln!(out, "\n</details>\n");
+}

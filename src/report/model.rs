@@ -1,0 +1,260 @@
+//! The JSON report: the public, versioned record of one gate run.
+//!
+//! Its schema is committed in `schemas/report.schema.json` and described in
+//! `docs/report-format.md`; both are part of the stability promise. Fields are only added in a
+//! minor version; renaming or removing one bumps [`REPORT_SCHEMA_VERSION`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::decide::Medians;
+use crate::error::Stage;
+use crate::exit::Verdict;
+use crate::export::{Export, Size};
+use crate::judge::JudgeInfo;
+use crate::score::arith::Tenths;
+use crate::score::model::{CoherenceDimension, ToolDimension};
+use crate::score::results::SideScore;
+use crate::score::side::CallStats;
+
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+pub const REPORT_JSON: &str = "tool-definition-score.json";
+pub const REPORT_MARKDOWN: &str = "tool-definition-score.md";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Generator {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for Generator {
+    fn default() -> Self {
+        Generator {
+            name: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// Where the prompts came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptOrigin {
+    pub spec_commit: String,
+    /// `cache`, `network`, or `not-needed` (a judge that reads no prompts).
+    pub source: String,
+}
+
+/// Sizes of both sides and their difference (informational, never decisive).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SizeComparison {
+    pub base: Size,
+    pub head: Size,
+    pub delta: SizeDelta,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SizeDelta {
+    pub description_characters: i64,
+    pub tools_list_bytes: i64,
+    /// Per tool present on either side: head bytes minus base bytes (absent counts as 0).
+    pub definition_bytes: BTreeMap<String, i64>,
+}
+
+impl SizeComparison {
+    pub fn new(base: &Size, head: &Size) -> Self {
+        let mut definition_bytes = BTreeMap::new();
+        for name in base
+            .definition_bytes
+            .keys()
+            .chain(head.definition_bytes.keys())
+        {
+            let b = base.definition_bytes.get(name).copied().unwrap_or(0) as i64;
+            let h = head.definition_bytes.get(name).copied().unwrap_or(0) as i64;
+            definition_bytes.insert(name.clone(), h - b);
+        }
+        SizeComparison {
+            base: base.clone(),
+            head: head.clone(),
+            delta: SizeDelta {
+                description_characters: head.description_characters as i64
+                    - base.description_characters as i64,
+                tools_list_bytes: head.tools_list_bytes as i64 - base.tools_list_bytes as i64,
+                definition_bytes,
+            },
+        }
+    }
+}
+
+/// Which tools differ between the sides, by definition hash.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changes {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub changed: Vec<String>,
+    pub unchanged: Vec<String>,
+}
+
+impl Changes {
+    pub fn between(base: &Export, head: &Export) -> Self {
+        let mut c = Changes::default();
+        for (name, hash) in &head.hashes {
+            match base.hashes.get(name) {
+                None => c.added.push(name.clone()),
+                Some(h) if h == hash => c.unchanged.push(name.clone()),
+                Some(_) => c.changed.push(name.clone()),
+            }
+        }
+        for name in base.hashes.keys() {
+            if !head.hashes.contains_key(name) {
+                c.removed.push(name.clone());
+            }
+        }
+        c
+    }
+}
+
+/// One scored pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pair {
+    pub base: SideScore,
+    pub head: SideScore,
+    pub calls: CallStats,
+}
+
+/// A dimension that fell, with the judge's reason on the head side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FallenDimension {
+    pub dimension: ToolDimension,
+    pub base: u8,
+    pub head: u8,
+    pub justification: String,
+}
+
+/// A tool whose TDQS fell on the first pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FallenTool {
+    pub tool: String,
+    pub base: Tenths,
+    pub head: Tenths,
+    /// What this fall alone costs the head's unrounded mean TDQS: (head − base) / n.
+    pub effect: f64,
+    /// The same, exact (`p/q`).
+    pub effect_exact: String,
+    pub dimensions: Vec<FallenDimension>,
+}
+
+/// A tool present on one side only (it moves the mean too).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OneSidedTool {
+    pub tool: String,
+    pub tdqs: Tenths,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MinimumSide {
+    pub tool: Option<String>,
+    pub tdqs: Option<Tenths>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MinimumTerm {
+    pub base: MinimumSide,
+    pub head: MinimumSide,
+    pub fell: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FallenCoherence {
+    pub dimension: CoherenceDimension,
+    pub base: u8,
+    pub head: u8,
+    pub justification: String,
+}
+
+/// Why the first pair dropped. Present only when it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Causes {
+    pub tools: Vec<FallenTool>,
+    pub added: Vec<OneSidedTool>,
+    pub removed: Vec<OneSidedTool>,
+    /// Information only: the lowest tool's term of description quality.
+    pub minimum_term: MinimumTerm,
+    /// Information only: coherence dimensions that fell.
+    pub coherence: Vec<FallenCoherence>,
+}
+
+/// The error that made a run INVALID.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportError {
+    pub stage: Stage,
+    pub cause: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
+}
+
+/// How the run scored, stated in every report so `static` never passes for a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scoring {
+    pub judge: JudgeInfo,
+    /// Version digest of the pins (`tdqs/version.json`).
+    pub version_digest: String,
+    /// Digest of the pins and the judge's settings: scores are comparable only under an equal one.
+    pub scoring_digest: String,
+    pub pins_embedded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<PromptOrigin>,
+    pub share_identical_questions: bool,
+    pub concurrency: usize,
+}
+
+/// The report of one gate run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub schema_version: u32,
+    pub generator: Generator,
+    pub decision: Verdict,
+    pub exit_code: u8,
+    pub reason: String,
+    /// True when any model (or rule) judge was asked.
+    pub scored: bool,
+    pub base_revision: Option<String>,
+    pub head_revision: Option<String>,
+    pub base_commit: Option<String>,
+    pub head_commit: Option<String>,
+    /// The pins verbatim.
+    pub versions: Value,
+    pub version_digest: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scoring: Option<Scoring>,
+    pub base: Option<Export>,
+    pub head: Option<Export>,
+    pub size: Option<SizeComparison>,
+    pub changes: Option<Changes>,
+    pub pairs: Vec<Pair>,
+    pub median: Option<Medians>,
+    pub causes: Option<Causes>,
+    /// The confirmation rule of the pins.
+    pub confirmation: Value,
+    pub calls: CallStats,
+    pub warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ReportError>,
+}
