@@ -1,8 +1,97 @@
-//! Command-line parsing and dispatch.
+//! Command-line parsing and dispatch. The binary's `main` only calls [`main`].
+//!
+//! Every path ends in one of the exit codes of [`crate::exit`]: usage errors, failures, panics
+//! and Ctrl-C are INVALID (2); only a confirmed fall of the mean TDQS is BLOCK (1).
 
+pub mod args;
+mod commands;
+pub mod output;
+
+use std::io::Write;
 use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::error::{Error, Stage};
+use crate::exit::{Verdict, INVALID, PASS};
+use crate::redact::redact;
+
+pub use args::Cli;
+use output::Verbosity;
 
 /// Runs the command line of this process and returns its exit code.
 pub fn main() -> ExitCode {
-    crate::exit::Verdict::Invalid.exit_code()
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are successes; every usage error is INVALID, never 1.
+            let code = if e.use_stderr() { INVALID } else { PASS };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    // A panic anywhere must not exit 101 (or 1): report it as INVALID. Unwinding drops the
+    // guards of worktrees and server processes, so nothing is left behind.
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error[internal]: tdqs-gate panicked: {}\nhelp: this is a bug in tdqs-gate; please \
+             report it with the command you ran",
+            redact(&info.to_string())
+        );
+    }));
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(code) => code,
+        Err(_) => {
+            let _ = writeln!(std::io::stderr(), "INVALID: tdqs-gate panicked");
+            Verdict::Invalid.exit_code()
+        }
+    }
+}
+
+fn verbosity(cli: &Cli) -> Verbosity {
+    if cli.output.quiet {
+        Verbosity::Quiet
+    } else if cli.output.verbose > 0 {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    }
+}
+
+/// Prints an error the way every command does: the full message, then one `INVALID:` line.
+pub(crate) fn print_invalid(error: &Error) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", redact(&error.render()));
+    let _ = writeln!(err, "INVALID: {}", redact(&error.summary()));
+}
+
+fn run(cli: Cli) -> ExitCode {
+    let verbosity = verbosity(&cli);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .worker_threads(4)
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            print_invalid(&Error::new(Stage::Internal, format!("cannot start the runtime: {e}")));
+            return Verdict::Invalid.exit_code();
+        }
+    };
+    let verdict = runtime.block_on(async {
+        tokio::select! {
+            verdict = commands::dispatch(cli, verbosity) => verdict,
+            _ = tokio::signal::ctrl_c() => {
+                // Dropping the command's future runs every guard: server process groups are
+                // killed and temporary worktrees removed before we exit.
+                print_invalid(&Error::new(Stage::Interrupted, "interrupted (Ctrl-C)")
+                    .with_advice("nothing was decided; run the gate again"));
+                Verdict::Invalid
+            }
+        }
+    });
+    // A stuck child must not hold the process open.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    verdict.exit_code()
 }

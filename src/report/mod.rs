@@ -1,6 +1,7 @@
 //! The JSON report, its Markdown summary and `--check`.
 
 pub mod causes;
+pub mod text;
 pub mod markdown;
 pub mod model;
 pub mod write;

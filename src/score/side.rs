@@ -81,6 +81,8 @@ pub enum ProgressEvent {
     Answered { done: usize, total: usize },
     /// An attempt failed and will be retried.
     Retrying { what: String, attempt: u32, reason: String },
+    /// A step of the run (exporting, scoring pair 2 of 3, …).
+    Note(String),
 }
 
 pub trait Progress: Send + Sync {

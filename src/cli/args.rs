@@ -1,0 +1,261 @@
+//! The command line, as clap parses it. Raw user input only; [`super::run`] resolves it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tdqs-gate",
+    version,
+    about = "Stop a pull request from lowering an MCP server's Tool Definition Quality Score (TDQS v1.3)",
+    long_about = "Stop a pull request from lowering an MCP server's Tool Definition Quality Score.\n\n\
+        Without a subcommand, runs the gate: exports the tools/list of the base and of the head, \
+        and when they differ scores both with the pinned TDQS v1.3 judge and decides.\n\n\
+        Exit codes: 0 PASS, 1 BLOCK, 2 INVALID (any error).",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compare the base and the head and decide PASS, BLOCK or INVALID (the default command).
+    Gate(GateArgs),
+    /// Export one side's tool definitions as a JSON file.
+    Export(ExportArgs),
+    /// Score one side once and print each tool's TDQS and the rollups.
+    Score(ScoreArgs),
+    /// Lint tool definitions offline: findings with stable codes and a 0–100 scorecard.
+    Lint(LintArgs),
+    /// Install a git pre-push hook that runs the gate against the upstream branch.
+    InstallHook(HookArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum JudgeKind {
+    /// The pinned model through the Claude Code command line.
+    #[default]
+    ClaudeCode,
+    /// The Anthropic Messages API with a Console API key.
+    Anthropic,
+    /// An OpenAI-compatible chat completions endpoint (vLLM, llama.cpp, Ollama).
+    Openai,
+    /// Deterministic rules, no model, no network: labelled as such in every report.
+    Static,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EraArg {
+    Auto,
+    Legacy,
+    Modern,
+}
+
+/// Where the repository is.
+#[derive(Debug, Clone, Args, Default)]
+pub struct RepoArgs {
+    /// The git repository (default: the one around the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+}
+
+/// How a side's MCP server is started and probed.
+#[derive(Debug, Clone, Args, Default)]
+#[command(next_help_heading = "Server")]
+pub struct ServerArgs {
+    /// The server command, split like a shell would; `{root}` is the side's tree.
+    /// Overrides tdqs-gate.toml and host manifests.
+    #[arg(long, value_name = "COMMAND")]
+    pub command: Option<String>,
+    /// The server to use from a host manifest (.mcp.json, mcp.json, .vscode/mcp.json).
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// Seconds to wait for the server's handshake and for each page (default 60).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// The protocol version offered in `initialize` (default 2025-11-25).
+    #[arg(long, value_name = "VERSION")]
+    pub protocol_version: Option<String>,
+    /// Handshake: legacy `initialize`, modern `server/discover`, or auto.
+    #[arg(long, value_enum)]
+    pub era: Option<EraArg>,
+    /// Client capabilities declared to the server, as JSON (default `{}`).
+    #[arg(long, value_name = "JSON")]
+    pub capabilities: Option<String>,
+}
+
+/// Which judge scores, and how it is reached.
+#[derive(Debug, Clone, Args, Default)]
+#[command(next_help_heading = "Judge")]
+pub struct JudgeArgs {
+    #[arg(long, value_enum, default_value_t = JudgeKind::ClaudeCode)]
+    pub judge: JudgeKind,
+    /// Pins file replacing the embedded tdqs/version.json (scores are then not the calibrated ones).
+    #[arg(long, value_name = "FILE")]
+    pub pins: Option<PathBuf>,
+    /// Where the fetched specification is cached (default: the user cache folder).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// URL of the specification README (default: the pinned commit on GitHub).
+    #[arg(long, value_name = "URL")]
+    pub spec_url: Option<String>,
+    /// The environment variable holding the judge's credential (Claude Code OAuth token, API key).
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
+    /// Judge calls at once.
+    #[arg(long, value_name = "N", default_value_t = 6)]
+    pub concurrency: usize,
+    /// Model for `--judge openai` (default: the pinned model).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Base URL of the judge's API (Anthropic, OpenAI-compatible, or a gateway for Claude Code).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The `claude` executable (default: `claude` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub claude: Option<PathBuf>,
+    /// Seconds one judge call may take (default 180).
+    #[arg(long, value_name = "SECS")]
+    pub call_timeout: Option<u64>,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct OutputArgs {
+    /// More detail on stderr.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors and the verdict.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct GateArgs {
+    /// The revision to compare against, e.g. origin/master.
+    #[arg(long, value_name = "REV", required_unless_present_any = ["check", "base_export", "calibrate"])]
+    pub base: Option<String>,
+    /// The head revision (default: the working tree as it is, uncommitted changes included).
+    #[arg(long, value_name = "REV")]
+    pub head: Option<String>,
+    /// Use this export file as the base instead of starting a server.
+    #[arg(long, value_name = "FILE")]
+    pub base_export: Option<PathBuf>,
+    /// Use this export file as the head instead of starting a server.
+    #[arg(long, value_name = "FILE")]
+    pub head_export: Option<PathBuf>,
+    /// Where the report goes.
+    #[arg(long, value_name = "DIR", default_value = ".tool-definition-score")]
+    pub report_dir: PathBuf,
+    /// Re-check a saved report against the current exports, with no model call.
+    #[arg(long, value_name = "REPORT")]
+    pub check: Option<PathBuf>,
+    /// Score every question on both sides, even when identical (as the reference gate does).
+    #[arg(long)]
+    pub independent_sides: bool,
+    /// Score a registry capture N times and write calibration.json (see docs/calibration.md).
+    #[arg(long, value_name = "CAPTURE")]
+    pub calibrate: Option<PathBuf>,
+    /// Runs for --calibrate.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "calibrate")]
+    pub runs: usize,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// Export this revision (default: the working tree).
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
+    /// Write the export here (default: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ScoreArgs {
+    /// Score this revision (default: the working tree).
+    #[arg(long, value_name = "REV", conflicts_with = "export")]
+    pub rev: Option<String>,
+    /// Score this export file instead of starting a server.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+    /// Print the scored side as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum FailOnArg {
+    #[default]
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LintArgs {
+    /// Lint this revision (default: the working tree).
+    #[arg(long, value_name = "REV", conflicts_with = "export")]
+    pub rev: Option<String>,
+    /// Lint this export file instead of starting a server.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+    /// Findings as JSON.
+    #[arg(long, conflicts_with = "sarif")]
+    pub json: bool,
+    /// Findings as SARIF 2.1.0.
+    #[arg(long)]
+    pub sarif: bool,
+    /// Exit 1 when a finding of this severity or worse exists.
+    #[arg(long, value_enum, default_value_t = FailOnArg::Error)]
+    pub fail_on: FailOnArg,
+    /// Exit 1 when the server's average scorecard is below N (0–100).
+    #[arg(long, value_name = "N")]
+    pub fail_under: Option<f64>,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
+    /// The revision the hook compares against.
+    #[arg(long, value_name = "REV", default_value = "origin/master")]
+    pub base: String,
+    /// Block the push on INVALID too (default: warn and let it through).
+    #[arg(long)]
+    pub strict: bool,
+    /// Extra arguments for the gate, e.g. "--judge static".
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub args: Option<String>,
+    /// Replace an existing pre-push hook.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+}

@@ -1,0 +1,280 @@
+//! One function per subcommand: convert arguments, call the library, print the result.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::exit::Verdict;
+use crate::export::Era;
+use crate::gate::{self, GateOptions, JudgeMode, JudgeOptions, ServerOptions, SideSource};
+use crate::redact::redact;
+
+use super::args::*;
+use super::output::{StderrProgress, Verbosity};
+use super::print_invalid;
+
+pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
+    let result = match cli.command {
+        None => gate_command(cli.gate, verbosity).await,
+        Some(Command::Gate(args)) => gate_command(args, verbosity).await,
+        Some(Command::Export(args)) => export_command(args, verbosity).await,
+        Some(Command::Score(args)) => score_command(args, verbosity).await,
+        Some(Command::Lint(args)) => lint_command(args, verbosity).await,
+        Some(Command::InstallHook(args)) => install_hook_command(args),
+    };
+    match result {
+        Ok(verdict) => verdict,
+        Err(e) => {
+            print_invalid(&e);
+            Verdict::Invalid
+        }
+    }
+}
+
+fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
+    let capabilities = match &args.capabilities {
+        None => None,
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+            Error::usage(format!("--capabilities is not valid JSON: {e}"))
+                .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
+        })?),
+    };
+    Ok(ServerOptions {
+        command: args.command.clone(),
+        server: args.server.clone(),
+        timeout: args.timeout.map(Duration::from_secs),
+        protocol_version: args.protocol_version.clone(),
+        era: args.era.map(|e| match e {
+            EraArg::Auto => Era::Auto,
+            EraArg::Legacy => Era::Legacy,
+            EraArg::Modern => Era::Modern,
+        }),
+        capabilities,
+    })
+}
+
+fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
+    if args.concurrency == 0 {
+        return Err(Error::usage("--concurrency must be at least 1"));
+    }
+    Ok(JudgeOptions {
+        mode: match args.judge {
+            JudgeKind::ClaudeCode => JudgeMode::ClaudeCode,
+            JudgeKind::Anthropic => JudgeMode::Anthropic,
+            JudgeKind::Openai => JudgeMode::Openai,
+            JudgeKind::Static => JudgeMode::Static,
+        },
+        pins: args.pins.clone(),
+        cache_dir: args.cache_dir.clone(),
+        spec_url: args.spec_url.clone(),
+        token_env: args.token_env.clone(),
+        concurrency: args.concurrency,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        claude: args.claude.clone(),
+        call_timeout: args.call_timeout.map(Duration::from_secs),
+    })
+}
+
+fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
+    let base = match (&args.base_export, &args.base) {
+        (Some(file), None) => SideSource::ExportFile(file.clone()),
+        (None, Some(rev)) => SideSource::Revision(rev.clone()),
+        (Some(_), Some(_)) => {
+            return Err(Error::usage("--base and --base-export are mutually exclusive")
+                .with_advice("give the base either as a revision or as an export file"))
+        }
+        (None, None) => {
+            return Err(Error::usage("no base to compare against")
+                .with_advice("pass --base REV (e.g. --base origin/master) or --base-export FILE"))
+        }
+    };
+    let head = match (&args.head_export, &args.head) {
+        (Some(file), None) => SideSource::ExportFile(file.clone()),
+        (None, Some(rev)) => SideSource::Revision(rev.clone()),
+        (None, None) => SideSource::WorkingTree,
+        (Some(_), Some(_)) => {
+            return Err(Error::usage("--head and --head-export are mutually exclusive"))
+        }
+    };
+    Ok(GateOptions {
+        repo: args.repo.repo.clone(),
+        base,
+        head,
+        server: server_options(&args.server)?,
+        judge: judge_options(&args.judge)?,
+        report_dir: args.report_dir.clone(),
+        share_identical: !args.independent_sides,
+    })
+}
+
+fn say(verbosity: Verbosity, text: &str) {
+    if verbosity != Verbosity::Quiet {
+        let _ = writeln!(std::io::stderr(), "{}", redact(text));
+    }
+}
+
+async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    let progress = Arc::new(StderrProgress::new(verbosity));
+    if let Some(report) = &args.check {
+        let opts = gate_options_for_check(&args)?;
+        let outcome = gate::check::run(report, &opts, progress.clone()).await;
+        progress.finish();
+        return Ok(print_outcome(outcome, verbosity));
+    }
+    if let Some(capture) = &args.calibrate {
+        let judge = judge_options(&args.judge)?;
+        return crate::calibrate::run_command(capture, args.runs, &judge, &args.report_dir, progress)
+            .await;
+    }
+    let opts = gate_options(&args)?;
+    let outcome = gate::run(&opts, progress.clone()).await;
+    progress.finish();
+    Ok(print_outcome(outcome, verbosity))
+}
+
+/// `--check` takes the sides from the saved report unless given explicitly.
+fn gate_options_for_check(args: &GateArgs) -> Result<GateOptions, Error> {
+    let mut opts = GateOptions {
+        repo: args.repo.repo.clone(),
+        base: SideSource::WorkingTree,
+        head: SideSource::WorkingTree,
+        server: server_options(&args.server)?,
+        judge: judge_options(&args.judge)?,
+        report_dir: args.report_dir.clone(),
+        share_identical: !args.independent_sides,
+    };
+    if args.base.is_some() || args.base_export.is_some() {
+        let given = gate_options(args)?;
+        opts.base = given.base;
+        opts.head = given.head;
+    } else {
+        // An empty revision means "the one the report records".
+        opts.base = SideSource::Revision(String::new());
+        opts.head = match (&args.head_export, &args.head) {
+            (Some(f), _) => SideSource::ExportFile(f.clone()),
+            (None, Some(r)) => SideSource::Revision(r.clone()),
+            (None, None) => SideSource::Revision(String::new()),
+        };
+    }
+    Ok(opts)
+}
+
+fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
+    let reason = outcome
+        .report
+        .as_ref()
+        .map(|r| r.reason.clone())
+        .or_else(|| outcome.error.as_ref().map(|e| e.summary()))
+        .unwrap_or_default();
+    if let Some(w) = &outcome.written {
+        say(verbosity, &format!("tdqs-gate: report written to {}", w.json.display()));
+    }
+    if let Some(e) = &outcome.report_error {
+        print_invalid(e);
+    }
+    match outcome.verdict {
+        Verdict::Invalid => {
+            if let Some(e) = &outcome.error {
+                print_invalid(e);
+            } else if outcome.report_error.is_none() {
+                let _ = writeln!(std::io::stderr(), "INVALID: {}", redact(&reason));
+            }
+        }
+        verdict => {
+            let _ = writeln!(std::io::stdout(), "{verdict}: {}", redact(&reason));
+        }
+    }
+    outcome.verdict
+}
+
+async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    let server = server_options(&args.server)?;
+    let source = match &args.rev {
+        Some(rev) => SideSource::Revision(rev.clone()),
+        None => SideSource::WorkingTree,
+    };
+    let export = gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[]).await?;
+    match &args.output {
+        Some(path) => {
+            crate::digest::write_export(path, &export)?;
+            say(
+                verbosity,
+                &format!(
+                    "tdqs-gate: exported {} tools (set hash {}) to {}",
+                    export.tools.len(),
+                    export.set_hash,
+                    path.display()
+                ),
+            );
+        }
+        None => {
+            let text = serde_json::to_string_pretty(&export)
+                .map_err(|e| Error::internal(format!("cannot serialise the export: {e}")))?;
+            let _ = writeln!(std::io::stdout(), "{text}");
+        }
+    }
+    Ok(Verdict::Pass)
+}
+
+async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    let progress = Arc::new(StderrProgress::new(verbosity));
+    let judge = judge_options(&args.judge)?;
+    let export = match &args.export {
+        Some(path) => crate::digest::read_export(path)?,
+        None => {
+            let server = server_options(&args.server)?;
+            let source = match &args.rev {
+                Some(rev) => SideSource::Revision(rev.clone()),
+                None => SideSource::WorkingTree,
+            };
+            let secrets = gate::judges::secret_env_names(&judge);
+            gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &secrets).await?
+        }
+    };
+    let scored = gate::score_once(&export, &judge, progress.clone()).await;
+    progress.finish();
+    let scored = scored?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&scored)
+            .map_err(|e| Error::internal(format!("cannot serialise the scores: {e}")))?
+    } else {
+        crate::report::text::render_side(&scored)
+    };
+    let _ = writeln!(std::io::stdout(), "{}", redact(&text));
+    Ok(Verdict::Pass)
+}
+
+async fn lint_command(args: LintArgs, _verbosity: Verbosity) -> Result<Verdict, Error> {
+    let export = match &args.export {
+        Some(path) => crate::digest::read_export(path)?,
+        None => {
+            let server = server_options(&args.server)?;
+            let source = match &args.rev {
+                Some(rev) => SideSource::Revision(rev.clone()),
+                None => SideSource::WorkingTree,
+            };
+            gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[]).await?
+        }
+    };
+    crate::lint::run_command(&export, &args, args.repo.repo.as_deref())
+}
+
+fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {
+    let path = crate::gate::hook::install(
+        args.repo.repo.as_deref(),
+        &args.base,
+        args.strict,
+        args.args.as_deref(),
+        args.force,
+    )?;
+    let _ = writeln!(
+        std::io::stdout(),
+        "installed the pre-push hook at {} (base {}{})",
+        path.display(),
+        args.base,
+        if args.strict { ", strict" } else { "" }
+    );
+    Ok(Verdict::Pass)
+}

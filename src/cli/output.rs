@@ -1,0 +1,111 @@
+//! Terminal output of the binary: progress on a terminal, plain log lines otherwise.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+
+use crate::redact::redact;
+use crate::score::side::{Progress, ProgressEvent};
+
+/// How much to say on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+/// Progress on stderr: a redrawn line on a terminal, one line per step in logs (CI).
+pub struct StderrProgress {
+    verbosity: Verbosity,
+    terminal: bool,
+    state: Mutex<LineState>,
+}
+
+#[derive(Default)]
+struct LineState {
+    label: String,
+    drawn: bool,
+    last_logged_tenth: usize,
+}
+
+impl StderrProgress {
+    pub fn new(verbosity: Verbosity) -> Self {
+        StderrProgress {
+            verbosity,
+            terminal: std::io::stderr().is_terminal(),
+            state: Mutex::new(LineState::default()),
+        }
+    }
+
+    fn line(&self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.drawn {
+            let _ = write!(err, "\r\x1b[2K");
+            state.drawn = false;
+        }
+        let _ = writeln!(err, "{}", redact(text));
+    }
+
+    /// Clears a progress line left on the terminal.
+    pub fn finish(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.drawn {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+            state.drawn = false;
+        }
+    }
+}
+
+impl Progress for StderrProgress {
+    fn event(&self, event: ProgressEvent) {
+        if self.verbosity == Verbosity::Quiet {
+            return;
+        }
+        match event {
+            ProgressEvent::Note(text) => self.line(&format!("tdqs-gate: {text}")),
+            ProgressEvent::Started { label, total } => {
+                {
+                    let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                    state.label = label.clone();
+                    state.last_logged_tenth = 0;
+                }
+                if !self.terminal {
+                    self.line(&format!("tdqs-gate: {total} judge questions for this {label}"));
+                }
+            }
+            ProgressEvent::Answered { done, total } => {
+                let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                if self.terminal {
+                    let _ = write!(
+                        std::io::stderr(),
+                        "\r\x1b[2Ktdqs-gate: {} answered {done}/{total}",
+                        state.label
+                    );
+                    let _ = std::io::stderr().flush();
+                    state.drawn = done < total;
+                    if done == total {
+                        let _ = write!(std::io::stderr(), "\r\x1b[2K");
+                    }
+                } else {
+                    // In logs, a line per tenth of the way (and the last one).
+                    let tenth = done * 10 / total.max(1);
+                    if tenth > state.last_logged_tenth || done == total {
+                        state.last_logged_tenth = tenth;
+                        drop(state);
+                        self.line(&format!("tdqs-gate: answered {done}/{total}"));
+                    }
+                }
+            }
+            ProgressEvent::Retrying {
+                what,
+                attempt,
+                reason,
+            } => {
+                if self.verbosity == Verbosity::Verbose {
+                    self.line(&format!("tdqs-gate: retry {attempt} for {what}: {reason}"));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! `--check REPORT`: re-validates a saved report against the current exports, with no model call.
+//!
+//! Checked: the pins digest; every export's internal hashes and the current exports' hashes;
+//! every TDQS, tier, smell and rollup recomputed from the recorded dimension scores; the number of
+//! pairs against the confirmation rule; the decision and medians against the recorded means. The
+//! verdict of a report that passes every check is its own (PASS 0, BLOCK 1); any difference is
+//! INVALID and names what differs.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::decide::{self, Next, PairMeans};
+use crate::error::{Error, Stage};
+use crate::exit::Verdict;
+use crate::report::Report;
+use crate::score::arith::Weights;
+use crate::score::results::SideScore;
+use crate::score::side::{Progress, ProgressEvent};
+use crate::spec::pins::Pins;
+
+use super::{GateOptions, Outcome, SideSource};
+
+fn differs(what: impl Into<String>) -> Error {
+    Error::new(Stage::Check, what.into()).with_advice(
+        "the saved report no longer matches; run the gate again to produce a fresh report",
+    )
+}
+
+/// Reads a saved report.
+pub fn read_report(path: &Path) -> Result<Report, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::io(Stage::Check, format!("cannot read the report {}", path.display()), e)
+            .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        Error::new(
+            Stage::Check,
+            format!("{} is not a tdqs-gate report: {e}", path.display()),
+        )
+        .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
+    })
+}
+
+fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Error> {
+    for (name, tool) in &side.tools {
+        if &tool.name != name {
+            return Err(differs(format!("{label}: tool entry `{name}` is named `{}`", tool.name)));
+        }
+        let tdqs = weights.tdqs(&tool.scores);
+        if tdqs != tool.tdqs {
+            return Err(differs(format!(
+                "{label}: tool `{name}` records TDQS {} but its scores give {tdqs}",
+                tool.tdqs
+            )));
+        }
+        let tier = weights.tiers.tier(tdqs);
+        if tier != tool.tier {
+            return Err(differs(format!(
+                "{label}: tool `{name}` records tier {} but TDQS {tdqs} is tier {tier}",
+                tool.tier
+            )));
+        }
+        let smells: Vec<_> = crate::score::model::ToolDimension::ALL
+            .into_iter()
+            .filter(|d| tool.scores.get(d).copied().unwrap_or(0) < 3)
+            .collect();
+        if smells != tool.smells {
+            return Err(differs(format!("{label}: tool `{name}` records other smells than its scores give")));
+        }
+        if tool.scores.len() != 6 || tool.scores.values().any(|s| !(1..=5).contains(s)) {
+            return Err(differs(format!("{label}: tool `{name}` does not have six scores from 1 to 5")));
+        }
+    }
+    let coherence_sum: i64 = side.coherence.scores.values().map(|s| i64::from(*s)).sum();
+    let coherence = crate::score::arith::round1(coherence_sum, 4);
+    if coherence != side.coherence.coherence_score || side.coherence.scores.len() != 4 {
+        return Err(differs(format!(
+            "{label}: the coherence score {} does not follow from its four dimensions",
+            side.coherence.coherence_score
+        )));
+    }
+    let rollups = crate::score::side::rollups(&side.tools, &side.coherence, weights);
+    if rollups != side.rollups {
+        return Err(differs(format!(
+            "{label}: the rollups do not recompute from the tool scores (recorded mean {}, \
+             recomputed {})",
+            side.rollups.mean_tdqs.map(|t| t.to_string()).unwrap_or_default(),
+            rollups.mean_tdqs.map(|t| t.to_string()).unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks everything that needs only the report and the pins.
+pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> {
+    if report.version_digest != pins.digest() {
+        return Err(differs(format!(
+            "the report was scored under pins {} but the current pins are {}",
+            report.version_digest,
+            pins.digest()
+        ))
+        .with_advice("check with the same --pins the report was made with, or run the gate again"));
+    }
+    if report.decision == Verdict::Invalid {
+        return Err(Error::new(
+            Stage::Check,
+            format!("the saved report is itself INVALID: {}", report.reason),
+        )
+        .with_advice("an INVALID run decided nothing; run the gate again"));
+    }
+    if report.exit_code != report.decision.code() {
+        return Err(differs(format!(
+            "the report records exit code {} for decision {}",
+            report.exit_code, report.decision
+        )));
+    }
+    let (Some(base), Some(head)) = (&report.base, &report.head) else {
+        return Err(differs("the report has no base or head export"));
+    };
+    crate::digest::verify_export(base).map_err(|e| e.context("the report's base export"))?;
+    crate::digest::verify_export(head).map_err(|e| e.context("the report's head export"))?;
+    let weights = pins.weights();
+    for (i, pair) in report.pairs.iter().enumerate() {
+        check_side(&format!("pair {} base", i + 1), &pair.base, &weights)?;
+        check_side(&format!("pair {} head", i + 1), &pair.head, &weights)?;
+        for (side, export, label) in [(&pair.base, base, "base"), (&pair.head, head, "head")] {
+            if side.set_hash != export.set_hash {
+                return Err(differs(format!(
+                    "pair {} {label} was scored on set {} but the export is {}",
+                    i + 1,
+                    side.set_hash,
+                    export.set_hash
+                )));
+            }
+            for (name, tool) in &side.tools {
+                if export.hashes.get(name) != Some(&tool.definition_hash) {
+                    return Err(differs(format!(
+                        "pair {} {label}: tool `{name}` was scored on another definition than \
+                         the export's",
+                        i + 1
+                    )));
+                }
+            }
+            if side.tools.len() != export.hashes.len() {
+                return Err(differs(format!(
+                    "pair {} {label} scored {} tools but the export has {}",
+                    i + 1,
+                    side.tools.len(),
+                    export.hashes.len()
+                )));
+            }
+        }
+    }
+    // The decision against the rule.
+    if base.set_hash == head.set_hash {
+        if !report.pairs.is_empty() || report.decision != Verdict::Pass {
+            return Err(differs(
+                "the definitions are unchanged, so the report must PASS with no pair scored",
+            ));
+        }
+        return Ok(());
+    }
+    if base.tools.is_empty() {
+        if !report.pairs.is_empty() || report.decision != Verdict::Pass {
+            return Err(differs("an empty base must PASS with no pair scored"));
+        }
+        return Ok(());
+    }
+    let means: Vec<PairMeans> = report
+        .pairs
+        .iter()
+        .map(|p| match (p.base.rollups.mean_tdqs, p.head.rollups.mean_tdqs) {
+            (Some(base), Some(head)) => Ok(PairMeans { base, head }),
+            _ => Err(differs("a pair has a side without a mean TDQS")),
+        })
+        .collect::<Result<_, _>>()?;
+    let rule = pins.confirmation();
+    let Some(first) = means.first() else {
+        return Err(differs("the definitions changed but the report has no scored pair"));
+    };
+    let required = decide::required_pairs(*first, rule);
+    if means.len() != required {
+        return Err(differs(format!(
+            "the report has {} pairs but the rule requires {required} after a first pair of {} → {}",
+            means.len(),
+            first.base,
+            first.head
+        )));
+    }
+    match decide::next(&means, rule) {
+        Next::Decided(d) => {
+            if d.verdict != report.decision {
+                return Err(differs(format!(
+                    "the recorded decision {} does not follow from the pairs, which give {}",
+                    report.decision, d.verdict
+                )));
+            }
+            if d.medians != report.median {
+                return Err(differs("the recorded medians do not follow from the pairs"));
+            }
+        }
+        Next::ScoreMore(_) => return Err(differs("the report stops before the rule decides")),
+    }
+    Ok(())
+}
+
+/// Runs `--check`.
+pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
+    let result = async {
+        let report = read_report(path)?;
+        let pins = Pins::load(opts.judge.pins.as_deref())?;
+        check_report_contents(&report, &pins)?;
+        // The current exports: sides named explicitly, else the revisions the report records.
+        let from_report = |recorded: &Option<String>, given: &SideSource| -> Result<SideSource, Error> {
+            match given {
+                SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
+                    Some(crate::revision::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
+                    Some(rev) => Ok(SideSource::Revision(rev.to_string())),
+                    None => Err(Error::usage(
+                        "the report was made from export files; pass --base-export and \
+                         --head-export (or --base / --head) to check it",
+                    )),
+                },
+                other => Ok(other.clone()),
+            }
+        };
+        let mut current = opts.clone();
+        current.base = from_report(&report.base_revision, &opts.base)?;
+        current.head = from_report(&report.head_revision, &opts.head)?;
+        progress.event(ProgressEvent::Note("exporting the current base and head".to_string()));
+        let (base, head) = super::sides::obtain(&current).await?;
+        for (label, recorded, now) in [
+            ("base", report.base.as_ref(), &base.export),
+            ("head", report.head.as_ref(), &head.export),
+        ] {
+            let recorded = recorded.expect("checked above");
+            if recorded.set_hash != now.set_hash {
+                let changed: Vec<String> = now
+                    .hashes
+                    .iter()
+                    .filter(|(n, h)| recorded.hashes.get(*n) != Some(*h))
+                    .map(|(n, _)| n.clone())
+                    .chain(
+                        recorded
+                            .hashes
+                            .keys()
+                            .filter(|n| !now.hashes.contains_key(*n))
+                            .cloned(),
+                    )
+                    .collect();
+                return Err(differs(format!(
+                    "the {label}'s tool definitions changed since the report: {}",
+                    if changed.is_empty() {
+                        "the set hash differs".to_string()
+                    } else {
+                        format!("`{}`", changed.join("`, `"))
+                    }
+                )));
+            }
+        }
+        Ok(report)
+    }
+    .await;
+    match result {
+        Ok(report) => Outcome {
+            verdict: report.decision,
+            report: Some(report),
+            written: None,
+            error: None,
+            report_error: None,
+        },
+        Err(e) => Outcome {
+            verdict: Verdict::Invalid,
+            report: None,
+            written: None,
+            error: Some(e),
+            report_error: None,
+        },
+    }
+}

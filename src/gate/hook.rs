@@ -1,0 +1,112 @@
+//! `tdqs-gate install-hook`: a git pre-push hook that runs the gate against the upstream branch.
+//!
+//! The hook compares `HEAD` (what is being pushed) with the base. BLOCK stops the push; INVALID
+//! warns and lets it through unless the hook was installed with `--strict`.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Stage};
+
+/// Marks hooks this command wrote, so it can replace its own hook without `--force`.
+const MARKER: &str = "# installed by tdqs-gate install-hook";
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The hook script.
+pub fn script(base: &str, strict: bool, extra_args: Option<&str>, fallback_binary: &Path) -> String {
+    let extra = extra_args.unwrap_or("");
+    format!(
+        r#"#!/bin/sh
+{MARKER}
+# Runs the tool definition gate on what is being pushed (HEAD) against the base below.
+# Exit codes of the gate: 0 PASS, 1 BLOCK, 2 INVALID. Skip once with: git push --no-verify
+base={base}
+strict={strict}
+gate="${{TDQS_GATE:-}}"
+if [ -z "$gate" ]; then
+  if command -v tdqs-gate >/dev/null 2>&1; then gate=tdqs-gate; else gate={fallback}; fi
+fi
+"$gate" --base "$base" --head HEAD {extra}
+code=$?
+case "$code" in
+  0) exit 0 ;;
+  1) echo "tdqs-gate: BLOCK: the push would lower the tool definitions' mean TDQS (see .tool-definition-score/tool-definition-score.md)" >&2
+     exit 1 ;;
+  *) if [ "$strict" = 1 ]; then
+       echo "tdqs-gate: INVALID (exit $code): push refused because the hook is strict" >&2
+       exit 1
+     fi
+     echo "tdqs-gate: INVALID (exit $code): the gate could not decide; the push goes through" >&2
+     exit 0 ;;
+esac
+"#,
+        base = shell_quote(base),
+        strict = if strict { 1 } else { 0 },
+        fallback = shell_quote(&fallback_binary.display().to_string()),
+    )
+}
+
+/// Writes the hook into the repository's hooks folder and returns its path.
+pub fn install(
+    repo: Option<&Path>,
+    base: &str,
+    strict: bool,
+    extra_args: Option<&str>,
+    force: bool,
+) -> Result<PathBuf, Error> {
+    let start = repo.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let git = git2::Repository::discover(&start).map_err(|e| {
+        Error::new(
+            Stage::Revision,
+            format!("{} is not inside a git repository: {}", start.display(), e.message()),
+        )
+        .with_advice("run the command inside the repository or pass --repo DIR")
+    })?;
+    // core.hooksPath wins over .git/hooks when it is set.
+    let hooks = match git.config().ok().and_then(|c| c.get_path("core.hooksPath").ok()) {
+        Some(p) if p.is_absolute() => p,
+        Some(p) => git.workdir().unwrap_or_else(|| git.path()).join(p),
+        None => git.path().join("hooks"),
+    };
+    std::fs::create_dir_all(&hooks)
+        .map_err(|e| Error::io(Stage::Config, format!("cannot create {}", hooks.display()), e))?;
+    let path = hooks.join("pre-push");
+    if path.exists() && !force {
+        let existing = std::fs::read_to_string(&path).unwrap_or_default();
+        if !existing.contains(MARKER) {
+            return Err(Error::new(
+                Stage::Config,
+                format!("{} already exists and was not written by tdqs-gate", path.display()),
+            )
+            .with_advice(
+                "call tdqs-gate from your existing hook, or pass --force to replace it",
+            ));
+        }
+    }
+    let binary = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tdqs-gate"));
+    crate::report::write::atomic_write(&path, script(base, strict, extra_args, &binary).as_bytes())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(|e| {
+            Error::io(Stage::Config, format!("cannot make {} executable", path.display()), e)
+        })?;
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_quotes_the_base_and_maps_exit_codes() {
+        let s = script("origin/it's", true, Some("--judge static"), Path::new("/x/tdqs-gate"));
+        assert!(s.contains("base='origin/it'\\''s'"));
+        assert!(s.contains("strict=1"));
+        assert!(s.contains("--head HEAD --judge static"));
+        assert!(s.starts_with("#!/bin/sh\n# installed by tdqs-gate install-hook"));
+    }
+}

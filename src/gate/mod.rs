@@ -1,0 +1,362 @@
+//! The gate: ties revisions, exports, digests, the judge and the decision together.
+//!
+//! Order matters for cost: the judge's preflight (credentials, CLI present) runs before any
+//! export, but its failure only matters once the definitions are known to differ; equal set
+//! hashes PASS with no model call and no prompt fetch.
+
+pub mod check;
+pub mod hook;
+pub mod judges;
+pub mod options;
+pub mod prepare;
+pub mod sides;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::decide::{self, ConfirmationRule, Next, PairMeans};
+use crate::error::{Error, Stage};
+use crate::exit::Verdict;
+use crate::export::Export;
+use crate::report::{self, Changes, Generator, Pair, Report, ReportError, Scoring, SizeComparison};
+use crate::score::side::{CallStats, Progress, ProgressEvent, Scorer};
+use crate::spec::pins::Pins;
+
+pub use options::*;
+
+/// The result of a run: the verdict, and the report when one was written.
+pub struct Outcome {
+    pub verdict: Verdict,
+    pub report: Option<Report>,
+    pub written: Option<report::write::Written>,
+    /// The error behind an INVALID verdict.
+    pub error: Option<Error>,
+    /// Errors writing the report (the verdict becomes INVALID).
+    pub report_error: Option<Error>,
+}
+
+/// What the run knows so far; turned into a report at the end, whatever happened.
+struct Draft {
+    pins: Pins,
+    base: Option<sides::SideExport>,
+    head: Option<sides::SideExport>,
+    scoring: Option<Scoring>,
+    pairs: Vec<Pair>,
+    calls: CallStats,
+    warnings: Vec<String>,
+}
+
+impl Draft {
+    fn report(
+        self,
+        verdict: Verdict,
+        reason: String,
+        medians: Option<decide::Medians>,
+        error: Option<&Error>,
+    ) -> Report {
+        let base_export = self.base.as_ref().map(|s| s.export.clone());
+        let head_export = self.head.as_ref().map(|s| s.export.clone());
+        let size = match (&base_export, &head_export) {
+            (Some(b), Some(h)) => Some(SizeComparison::new(&b.size, &h.size)),
+            _ => None,
+        };
+        let changes = match (&base_export, &head_export) {
+            (Some(b), Some(h)) => Some(Changes::between(b, h)),
+            _ => None,
+        };
+        let causes = self.pairs.first().and_then(|p| {
+            match (p.base.rollups.mean_tdqs, p.head.rollups.mean_tdqs) {
+                (Some(b), Some(h)) if h < b => Some(report::causes::explain(&p.base, &p.head)),
+                _ => None,
+            }
+        });
+        Report {
+            schema_version: report::REPORT_SCHEMA_VERSION,
+            generator: Generator::default(),
+            decision: verdict,
+            exit_code: verdict.code(),
+            reason,
+            scored: !self.pairs.is_empty() || self.calls.attempts > 0,
+            base_revision: self.base.as_ref().and_then(|s| s.revision.clone()),
+            head_revision: self.head.as_ref().and_then(|s| s.revision.clone()),
+            base_commit: self.base.as_ref().and_then(|s| s.commit.clone()),
+            head_commit: self.head.as_ref().and_then(|s| s.commit.clone()),
+            versions: self.pins.raw().clone(),
+            version_digest: self.pins.digest(),
+            scoring: self.scoring,
+            base: base_export,
+            head: head_export,
+            size,
+            changes,
+            pairs: self.pairs,
+            median: medians,
+            causes,
+            confirmation: self.pins.raw().get("confirmation").cloned().unwrap_or(Value::Null),
+            calls: self.calls,
+            warnings: self.warnings,
+            error: error.map(|e| ReportError {
+                stage: e.stage,
+                cause: e.cause.clone(),
+                advice: e.advice.clone(),
+            }),
+        }
+    }
+}
+
+fn finish(
+    draft: Draft,
+    verdict: Verdict,
+    reason: String,
+    medians: Option<decide::Medians>,
+    error: Option<Error>,
+    opts: &GateOptions,
+) -> Outcome {
+    let report = draft.report(verdict, reason, medians, error.as_ref());
+    let mut outcome = Outcome {
+        verdict,
+        report: None,
+        written: None,
+        error,
+        report_error: None,
+    };
+    match report::write::write_report(&opts.report_dir, &report) {
+        Ok(written) => {
+            if let Err(e) = report::write::github_outputs(&report, Some(&written)) {
+                outcome.report_error = Some(e);
+            }
+            outcome.written = Some(written);
+        }
+        Err(e) => outcome.report_error = Some(e),
+    }
+    if outcome.report_error.is_some() {
+        outcome.verdict = Verdict::Invalid;
+    }
+    outcome.report = Some(report);
+    outcome
+}
+
+/// The probe profiles of two exports must be equal: capabilities alone change what some servers
+/// list (server-everything: 13, 14 or 19 tools).
+fn same_probe(base: &Export, head: &Export) -> Result<(), Error> {
+    if base.probe != head.probe {
+        return Err(Error::new(
+            Stage::Export,
+            "the base and head exports were made with different probe profiles (protocol version, \
+             era, capabilities or client info), so their tool lists are not comparable",
+        )
+        .with_advice("export both sides with the same options, or let the gate start both servers"));
+    }
+    Ok(())
+}
+
+/// Runs the gate end to end. Never panics on bad input; every failure is an INVALID outcome.
+pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
+    let pins = match Pins::load(opts.judge.pins.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            return Outcome {
+                verdict: Verdict::Invalid,
+                report: None,
+                written: None,
+                error: Some(e),
+                report_error: None,
+            }
+        }
+    };
+    let mut draft = Draft {
+        pins,
+        base: None,
+        head: None,
+        scoring: None,
+        pairs: Vec::new(),
+        calls: CallStats::default(),
+        warnings: Vec::new(),
+    };
+    if !draft.pins.is_embedded() {
+        draft.warnings.push(
+            "scored with pins other than the embedded tdqs/version.json: not the calibrated \
+             configuration"
+                .to_string(),
+        );
+    }
+    match run_inner(opts, progress, &mut draft).await {
+        Ok((verdict, reason, medians)) => finish(draft, verdict, reason, medians, None, opts),
+        Err(e) => {
+            let reason = e.summary();
+            finish(draft, Verdict::Invalid, reason, None, Some(e), opts)
+        }
+    }
+}
+
+type Decided = (Verdict, String, Option<decide::Medians>);
+
+async fn run_inner(
+    opts: &GateOptions,
+    progress: Arc<dyn Progress>,
+    draft: &mut Draft,
+) -> Result<Decided, Error> {
+    // The judge is built and checked first (cheap, no model call); its failure is held until a
+    // model is known to be needed.
+    let judge = judges::build(&opts.judge, &draft.pins)?;
+    let preflight = judge.preflight().await;
+
+    progress.event(ProgressEvent::Note("exporting the base and the head".to_string()));
+    let (base, head) = sides::obtain(opts).await?;
+    draft.warnings.extend(base.export.warnings.iter().map(|w| format!("base: {w}")));
+    draft.warnings.extend(head.export.warnings.iter().map(|w| format!("head: {w}")));
+    same_probe(&base.export, &head.export)?;
+    let unchanged = base.export.set_hash == head.export.set_hash;
+    let base_empty = base.export.tools.is_empty();
+    let head_empty = head.export.tools.is_empty();
+    draft.base = Some(base);
+    draft.head = Some(head);
+    let (base, head) = (draft.base.as_ref().unwrap(), draft.head.as_ref().unwrap());
+
+    if unchanged {
+        return Ok((
+            Verdict::Pass,
+            format!(
+                "The tool definitions are unchanged (set hash {} on both sides); no model was called.",
+                &base.export.set_hash[..12.min(base.export.set_hash.len())]
+            ),
+            None,
+        ));
+    }
+    if base_empty {
+        return Ok((
+            Verdict::Pass,
+            "The base lists no tools, so there is no score the head could fall below; nothing was \
+             scored."
+                .to_string(),
+            None,
+        ));
+    }
+    if head_empty {
+        return Err(Error::new(
+            Stage::Score,
+            "the head lists no tools, so it has no mean TDQS to compare with the base's",
+        )
+        .with_advice(
+            "check that the head's server starts with its tools registered; if removing every \
+             tool is intended, this gate cannot judge it",
+        ));
+    }
+
+    match preflight {
+        Ok(warnings) => draft.warnings.extend(warnings),
+        Err(e) => {
+            return Err(e.context("the definitions changed and need a judge, but the judge cannot run"))
+        }
+    }
+    let prompts = prepare::load_prompts(&opts.judge, &draft.pins, judge.as_ref()).await?;
+    let base_prepared = prepare::prepare_side(&base.export, prompts.prompts.as_ref())?;
+    let head_prepared = prepare::prepare_side(&head.export, prompts.prompts.as_ref())?;
+
+    let info = judge.info();
+    draft.scoring = Some(Scoring {
+        scoring_digest: judges::scoring_digest(&draft.pins, &info),
+        judge: info,
+        version_digest: draft.pins.digest(),
+        pins_embedded: draft.pins.is_embedded(),
+        prompts: Some(prompts.origin.clone()),
+        share_identical_questions: opts.share_identical,
+        concurrency: opts.judge.concurrency,
+    });
+    let scorer = Scorer {
+        judge,
+        weights: draft.pins.weights(),
+        retries: draft.pins.retries(),
+        concurrency: opts.judge.concurrency.max(1),
+        share_identical: opts.share_identical,
+        progress: Arc::clone(&progress),
+    };
+    let rule: ConfirmationRule = draft.pins.confirmation();
+    loop {
+        let means: Vec<PairMeans> = draft
+            .pairs
+            .iter()
+            .map(|p| PairMeans {
+                base: p.base.rollups.mean_tdqs.expect("non-empty sides"),
+                head: p.head.rollups.mean_tdqs.expect("non-empty sides"),
+            })
+            .collect();
+        match decide::next(&means, rule) {
+            Next::Decided(d) => return Ok((d.verdict, d.reason, d.medians)),
+            Next::ScoreMore(_) => {
+                let n = draft.pairs.len() + 1;
+                let label = if n == 1 {
+                    "scoring the first pair".to_string()
+                } else {
+                    format!("the first pair dropped: scoring confirmation pair {n}")
+                };
+                progress.event(ProgressEvent::Note(label));
+                let (b, h, calls) = scorer
+                    .score_pair(&base_prepared, &head_prepared)
+                    .await
+                    .map_err(|e| e.context(format!("pair {n}")))?;
+                draft.calls.add(&calls);
+                draft.pairs.push(Pair {
+                    base: b,
+                    head: h,
+                    calls,
+                });
+            }
+        }
+    }
+}
+
+/// One side scored once (`tdqs-gate score`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoredOnce {
+    pub scoring: Scoring,
+    pub side: crate::score::results::SideScore,
+    pub calls: CallStats,
+    pub warnings: Vec<String>,
+}
+
+/// Scores one export once with the configured judge.
+pub async fn score_once(
+    export: &Export,
+    opts: &JudgeOptions,
+    progress: Arc<dyn Progress>,
+) -> Result<ScoredOnce, Error> {
+    let pins = Pins::load(opts.pins.as_deref())?;
+    let judge = judges::build(opts, &pins)?;
+    let mut warnings = judge.preflight().await?;
+    if !pins.is_embedded() {
+        warnings.push("scored with custom pins: not the calibrated configuration".to_string());
+    }
+    if export.tools.is_empty() {
+        return Err(Error::new(Stage::Score, "the export lists no tools; there is nothing to score")
+            .with_advice("check that the server registers its tools before answering tools/list"));
+    }
+    let prompts = prepare::load_prompts(opts, &pins, judge.as_ref()).await?;
+    let prepared = prepare::prepare_side(export, prompts.prompts.as_ref())?;
+    let info = judge.info();
+    let scoring = Scoring {
+        scoring_digest: judges::scoring_digest(&pins, &info),
+        judge: info,
+        version_digest: pins.digest(),
+        pins_embedded: pins.is_embedded(),
+        prompts: Some(prompts.origin.clone()),
+        share_identical_questions: false,
+        concurrency: opts.concurrency,
+    };
+    let scorer = Scorer {
+        judge,
+        weights: pins.weights(),
+        retries: pins.retries(),
+        concurrency: opts.concurrency.max(1),
+        share_identical: false,
+        progress,
+    };
+    let (side, calls) = scorer.score_side(&prepared).await?;
+    Ok(ScoredOnce {
+        scoring,
+        side,
+        calls,
+        warnings,
+    })
+}

@@ -1,0 +1,92 @@
+//! Resolved options of a gate run (the command line converts into these).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::export::Era;
+
+/// Overrides of how servers are started and probed.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    pub command: Option<String>,
+    pub server: Option<String>,
+    pub timeout: Option<Duration>,
+    pub protocol_version: Option<String>,
+    pub era: Option<Era>,
+    pub capabilities: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JudgeMode {
+    #[default]
+    ClaudeCode,
+    Anthropic,
+    Openai,
+    Static,
+}
+
+impl JudgeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeMode::ClaudeCode => "claude-code",
+            JudgeMode::Anthropic => "anthropic",
+            JudgeMode::Openai => "openai",
+            JudgeMode::Static => "static",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct JudgeOptions {
+    pub mode: JudgeMode,
+    pub pins: Option<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
+    pub spec_url: Option<String>,
+    pub token_env: Option<String>,
+    pub concurrency: usize,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub claude: Option<PathBuf>,
+    pub call_timeout: Option<Duration>,
+}
+
+impl Default for JudgeOptions {
+    fn default() -> Self {
+        JudgeOptions {
+            mode: JudgeMode::ClaudeCode,
+            pins: None,
+            cache_dir: None,
+            spec_url: None,
+            token_env: None,
+            concurrency: 6,
+            model: None,
+            base_url: None,
+            claude: None,
+            call_timeout: None,
+        }
+    }
+}
+
+/// Where one side comes from.
+#[derive(Debug, Clone)]
+pub enum SideSource {
+    /// A revision checked out into a temporary worktree.
+    Revision(String),
+    /// The repository's working tree as it is.
+    WorkingTree,
+    /// A ready-made export file.
+    ExportFile(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct GateOptions {
+    pub repo: Option<PathBuf>,
+    pub base: SideSource,
+    pub head: SideSource,
+    pub server: ServerOptions,
+    pub judge: JudgeOptions,
+    pub report_dir: PathBuf,
+    pub share_identical: bool,
+}
