@@ -6,7 +6,10 @@
 //! and OpenAI-compatible servers (`http`), a deterministic rule-based judge (`static_judge`) and
 //! recorded answers (`recorded`).
 
+pub mod anthropic;
 pub mod answer;
+pub mod http;
+pub mod openai;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
