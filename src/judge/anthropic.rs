@@ -262,7 +262,8 @@ impl AnthropicJudge {
 }
 
 fn validate(o: &AnthropicOptions) -> Result<(), Error> {
-    let usage = |cause: String, advice: &str| Err(Error::new(Stage::Usage, cause).with_advice(advice));
+    let usage =
+        |cause: String, advice: &str| Err(Error::new(Stage::Usage, cause).with_advice(advice));
     if o.model.trim().is_empty() {
         return usage(
             "the Anthropic judge has no model".into(),
@@ -274,12 +275,18 @@ fn validate(o: &AnthropicOptions) -> Result<(), Error> {
     }
     if HeaderValue::from_str(&o.api_version).is_err() || o.api_version.trim().is_empty() {
         return usage(
-            format!("the anthropic-version {:?} is not a header value", o.api_version),
+            format!(
+                "the anthropic-version {:?} is not a header value",
+                o.api_version
+            ),
             "give a version such as 2023-06-01",
         );
     }
     if o.effort.as_deref().is_some_and(|e| e.trim().is_empty()) {
-        return usage("the effort is empty".into(), "pin an effort such as high, or none");
+        return usage(
+            "the effort is empty".into(),
+            "pin an effort such as high, or none",
+        );
     }
     if o.sampling.seed.is_some() {
         return usage(

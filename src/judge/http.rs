@@ -82,9 +82,13 @@ impl ApiKey {
             Err(std::env::VarError::NotPresent) => Ok(None),
             Err(std::env::VarError::NotUnicode(_)) => Err(Error::new(
                 Stage::Judge,
-                format!("the environment variable {var} is not valid UTF-8, so it cannot be an API key"),
+                format!(
+                    "the environment variable {var} is not valid UTF-8, so it cannot be an API key"
+                ),
             )
-            .with_advice(format!("set {var} to the key exactly as the provider issued it"))),
+            .with_advice(format!(
+                "set {var} to the key exactly as the provider issued it"
+            ))),
         }
     }
 
@@ -166,7 +170,10 @@ impl Endpoint {
         let mut base = Url::parse(trimmed).map_err(|e| {
             Error::new(
                 Stage::Usage,
-                format!("the judge base URL {:?} is not a URL: {e}", display_url_text(trimmed)),
+                format!(
+                    "the judge base URL {:?} is not a URL: {e}",
+                    display_url_text(trimmed)
+                ),
             )
             .with_advice("give --base-url as http(s)://host[:port][/path]")
         })?;
@@ -743,6 +750,7 @@ pub struct HttpTransport {
     retry: RetryPolicy,
     sleeper: Sleeper,
     redactor: Redactor,
+    timeout: Duration,
     /// What the credential is called in advice (`$ANTHROPIC_API_KEY`).
     key_origin: Option<String>,
 }
@@ -774,6 +782,7 @@ impl HttpTransport {
             retry: options.retry.clone(),
             sleeper: options.sleeper.clone(),
             redactor,
+            timeout: options.timeout,
             key_origin: key.map(ApiKey::origin),
         })
     }
@@ -895,7 +904,7 @@ impl HttpTransport {
         }
         let exhausted = disposition == Disposition::Retry;
         if exhausted {
-            message.push_str(&format!("; gave up after {attempts} attempts"));
+            message.push_str(&attempts_note(attempts));
         }
         let kind = if disposition == Disposition::SpendLimit {
             FailureKind::SpendLimit
@@ -920,22 +929,30 @@ impl HttpTransport {
         err: &TransportError,
         attempts: u32,
     ) -> HttpFailure {
-        let what = match err {
-            TransportError::Reqwest(e) if e.is_timeout() => {
-                format!("timed out ({})", error_chain(e))
-            }
-            TransportError::Reqwest(e) if e.is_connect() => {
-                format!("could not connect ({})", error_chain(e))
-            }
-            TransportError::Reqwest(e) => error_chain(e),
-            TransportError::TooLarge => {
-                format!("the response exceeded {MAX_RESPONSE_BYTES} bytes")
-            }
+        let (what, advice) = match err {
+            TransportError::Reqwest(e) if e.is_timeout() => (
+                format!("timed out after {}", seconds(self.timeout)),
+                "the server did not answer in time: raise --timeout, or check the server's load",
+            ),
+            TransportError::Reqwest(e) if e.is_connect() => (
+                format!("could not connect: {}", error_chain(e)),
+                "check that --base-url points at a running server this machine can reach \
+                 (address, port, proxy, TLS certificates)",
+            ),
+            TransportError::Reqwest(e) => (
+                format!("the connection failed: {}", error_chain(e)),
+                "the server or a proxy dropped the connection; check the server's logs",
+            ),
+            TransportError::TooLarge => (
+                format!("the response exceeded {MAX_RESPONSE_BYTES} bytes"),
+                "check that --base-url points at the judge's API, not another service",
+            ),
         };
         let message = format!(
-            "{} {} failed: {what}; gave up after {attempts} attempts",
+            "{} {} failed: {what}{}",
             request.method,
             public_url(&request.url),
+            attempts_note(attempts)
         );
         HttpFailure {
             kind: FailureKind::Transport,
@@ -944,9 +961,7 @@ impl HttpTransport {
             attempts,
             exhausted: true,
             message: self.redact(&message),
-            advice: "check that --base-url points at a running server this machine can reach \
-                     (network, proxy, TLS), or raise --timeout"
-                .to_string(),
+            advice: advice.to_string(),
         }
     }
 
@@ -966,8 +981,9 @@ impl HttpTransport {
                           sampling settings against what this server accepts"
                 .to_string(),
             401 => format!("the server refused the credentials: check {key}"),
-            402 => "the account has a billing problem; fix it in the provider's console"
-                .to_string(),
+            402 => {
+                "the account has a billing problem; fix it in the provider's console".to_string()
+            }
             403 => format!("{key} is not allowed to use this model or endpoint"),
             404 => "check --base-url and --model: the server knows no such endpoint or model"
                 .to_string(),
@@ -996,36 +1012,53 @@ fn status_text(status: StatusCode) -> String {
 }
 
 /// An error and its causes on one line, without the URL reqwest puts in its own message.
+/// The causes of a reqwest error on one line. reqwest's own message names the URL (already in
+/// ours) and hyper adds `client error (…)` wrappers that say nothing to a user: both are dropped.
 pub(crate) fn error_chain(err: &reqwest::Error) -> String {
-    let mut parts = vec![ReqwestWithoutUrl(err).to_string()];
+    let mut parts: Vec<String> = Vec::new();
     let mut current = std::error::Error::source(err);
     while let Some(e) = current {
         let text = e.to_string();
-        if !parts.contains(&text) {
+        if !text.starts_with("client error (") && !parts.contains(&text) {
             parts.push(text);
         }
         current = e.source();
     }
+    if parts.is_empty() {
+        parts.push(kind_label(err).to_string());
+    }
     parts.join(": ")
 }
 
-struct ReqwestWithoutUrl<'a>(&'a reqwest::Error);
+/// What kind of failure a reqwest error without causes was.
+fn kind_label(e: &reqwest::Error) -> &'static str {
+    if e.is_timeout() {
+        "operation timed out"
+    } else if e.is_connect() {
+        "connection failed"
+    } else if e.is_body() || e.is_decode() {
+        "error reading the response body"
+    } else if e.is_request() {
+        "error sending the request"
+    } else {
+        "HTTP error"
+    }
+}
 
-impl fmt::Display for ReqwestWithoutUrl<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let e = self.0;
-        let kind = if e.is_timeout() {
-            "operation timed out"
-        } else if e.is_connect() {
-            "connection failed"
-        } else if e.is_body() || e.is_decode() {
-            "error reading the response body"
-        } else if e.is_request() {
-            "error sending the request"
-        } else {
-            "HTTP error"
-        };
-        f.write_str(kind)
+fn attempts_note(attempts: u32) -> String {
+    if attempts == 1 {
+        String::new()
+    } else {
+        format!("; gave up after {attempts} attempts")
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs} s")
     }
 }
 
@@ -1097,9 +1130,9 @@ pub(crate) fn parse_json_body(
             .request_id()
             .map(|id| format!(" [request-id {id}]"))
             .unwrap_or_default();
-        CallFailure::retryable(transport.redact(&format!(
-            "the {what} response is not JSON ({e}){id}"
-        )))
+        CallFailure::retryable(
+            transport.redact(&format!("the {what} response is not JSON ({e}){id}")),
+        )
         .with_detail(transport.redact(&excerpt(&String::from_utf8_lossy(&response.body))))
     })
 }
@@ -1111,7 +1144,10 @@ mod tests {
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
         for (k, v) in pairs {
-            map.insert(HeaderName::from_static(k), HeaderValue::from_str(v).unwrap());
+            map.insert(
+                HeaderName::from_static(k),
+                HeaderValue::from_str(v).unwrap(),
+            );
         }
         map
     }

@@ -6,8 +6,8 @@
 //! and OpenAI-compatible servers (`http`), a deterministic rule-based judge (`static_judge`) and
 //! recorded answers (`recorded`).
 
-pub mod anthropic;
 pub mod answer;
+pub mod anthropic;
 pub mod http;
 pub mod openai;
 

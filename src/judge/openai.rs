@@ -111,8 +111,10 @@ impl OpenAiJudge {
 
     pub fn new(options: OpenAiOptions, key: Option<ApiKey>) -> Result<Self, Error> {
         if options.model.trim().is_empty() {
-            return Err(Error::new(Stage::Usage, "the OpenAI-compatible judge has no model")
-                .with_advice("give --model NAME, exactly as the server lists it"));
+            return Err(
+                Error::new(Stage::Usage, "the OpenAI-compatible judge has no model")
+                    .with_advice("give --model NAME, exactly as the server lists it"),
+            );
         }
         if options.max_tokens == Some(0) {
             return Err(Error::new(Stage::Usage, "max_tokens must be at least 1")
@@ -204,10 +206,10 @@ impl OpenAiJudge {
             .and_then(Value::as_array)
             .and_then(|c| c.first())
         else {
-            return Err(CallFailure::retryable(
-                "the chat completion has no choices".to_string(),
-            )
-            .with_detail(redact(excerpt(&completion.to_string()))));
+            return Err(
+                CallFailure::retryable("the chat completion has no choices".to_string())
+                    .with_detail(redact(excerpt(&completion.to_string()))),
+            );
         };
         let usage = usage_of(completion.get("usage"));
         let message = choice.get("message");
@@ -235,10 +237,8 @@ impl OpenAiJudge {
             .and_then(Value::as_str)
             .filter(|r| !r.is_empty())
         {
-            return Err(
-                CallFailure::retryable("the model refused to answer")
-                    .with_detail(redact(excerpt(refusal))),
-            );
+            return Err(CallFailure::retryable("the model refused to answer")
+                .with_detail(redact(excerpt(refusal))));
         }
         if text.trim().is_empty() {
             return Err(CallFailure::retryable(
