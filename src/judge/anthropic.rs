@@ -4,9 +4,15 @@
 //! and the response names the model that really answered, so the pin is enforced exactly. It needs
 //! a Console API key: the API refuses the OAuth tokens Claude Code uses.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use async_trait::async_trait;
 use reqwest::header::HeaderValue;
 use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
 
 use crate::error::{Error, Stage};
 use crate::judge::http::{
@@ -25,6 +31,7 @@ pub const DEFAULT_MAX_TOKENS: u32 = 16_000;
 pub const SAMPLING_FREE_API_VERSION: &str = "2026-10-21";
 
 const MESSAGES_PATH: &str = "/v1/messages";
+const BATCHES_PATH: &str = "/v1/messages/batches";
 
 /// Whether the model thinks before answering. Claude Code runs the pinned model with adaptive
 /// thinking, so that is the default: the closer the two judges, the more comparable their scores.
@@ -310,6 +317,9 @@ fn validate(o: &AnthropicOptions) -> Result<(), Error> {
 
 #[async_trait]
 impl Judge for AnthropicJudge {
+    /// Records what answers depend on. Transport settings (timeouts, retries), prompt caching
+    /// and batch delivery do not change an answer, so they are left out: toggling them must not
+    /// make two runs incomparable.
     fn info(&self) -> JudgeInfo {
         let o = &self.options;
         JudgeInfo {
@@ -325,9 +335,7 @@ impl Judge for AnthropicJudge {
                 "maxTokens": o.max_tokens,
                 "thinking": o.thinking.as_str(),
                 "structuredOutput": o.structured_output,
-                "promptCache": o.prompt_cache,
                 "sampling": o.sampling.settings(),
-                "batch": false,
             }),
         }
     }
@@ -393,5 +401,333 @@ fn usage_of(usage: Option<&Value>) -> TokenUsage {
         output_tokens: n("output_tokens"),
         cache_read_input_tokens: n("cache_read_input_tokens"),
         cache_creation_input_tokens: n("cache_creation_input_tokens"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Message Batches
+// ---------------------------------------------------------------------------------------------
+
+/// How questions are scored through the Message Batches API (half the price, answers within
+/// 24 hours, most within an hour).
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// [`AnthropicBatchJudge`] submits once no new question has arrived for this long.
+    pub collect_window: Duration,
+    /// The wait between two status polls.
+    pub poll_interval: Duration,
+    /// Gives up (and cancels the batch) after polling this long; the API expires a batch after
+    /// 24 hours.
+    pub max_wait: Duration,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        BatchOptions {
+            collect_window: Duration::from_secs(2),
+            poll_interval: Duration::from_secs(30),
+            max_wait: Duration::from_secs(25 * 3600),
+        }
+    }
+}
+
+/// The result of each question of a batch, in the order the questions were given.
+pub type BatchResults = Vec<Result<Reply, CallFailure>>;
+
+impl AnthropicJudge {
+    /// Scores `questions` as one message batch: creates it, polls until it has ended, and reads
+    /// the results by `custom_id`. Each answer gets the same checks as a direct call (pinned model,
+    /// stop reason). The outer error is a failure of the batch as a whole (creation, polling,
+    /// download, time limit); it is not retryable, like any transport failure.
+    pub async fn run_batch(
+        &self,
+        questions: &[Question],
+        options: &BatchOptions,
+    ) -> Result<BatchResults, CallFailure> {
+        if questions.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Sequential ids: they meet the API's `^[a-zA-Z0-9_-]{1,64}$` and map back by index.
+        let ids: Vec<String> = (0..questions.len()).map(|i| format!("q{i:06}")).collect();
+        let requests: Vec<Value> = questions
+            .iter()
+            .zip(&ids)
+            .map(|(q, id)| {
+                let mut params = self.request_body(q);
+                if let Some(o) = params.as_object_mut() {
+                    o.remove("stream");
+                }
+                json!({"custom_id": id, "params": params})
+            })
+            .collect();
+        let created = self
+            .batch_call(BATCHES_PATH, Some(&json!({ "requests": requests })))
+            .await?;
+        let batch_id = created
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| {
+                !id.is_empty()
+                    && id
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
+            .map(str::to_string)
+            .ok_or_else(|| {
+                CallFailure::fatal("the batch was created without a usable id")
+                    .with_detail(self.transport.redact(&excerpt(&created.to_string())))
+            })?;
+        let status_path = format!("{BATCHES_PATH}/{batch_id}");
+        let mut status = created;
+        let mut waited = Duration::ZERO;
+        while status.get("processing_status").and_then(Value::as_str) != Some("ended") {
+            if waited >= options.max_wait {
+                // Best effort: an abandoned batch would still be billed for what it runs.
+                let _ = self
+                    .batch_call(&format!("{status_path}/cancel"), Some(&json!({})))
+                    .await;
+                return Err(CallFailure::fatal(format!(
+                    "message batch {batch_id} had not ended after {} s; it was cancelled",
+                    waited.as_secs()
+                )));
+            }
+            self.options.http.sleeper.sleep(options.poll_interval).await;
+            waited += options.poll_interval;
+            status = self.batch_call(&status_path, None).await?;
+        }
+        // The results are read from our own endpoint, not from `results_url`: the key must go
+        // only to the host the user named.
+        let results_path = format!("{status_path}/results");
+        let response = self
+            .transport
+            .send(&self.request(&results_path, None))
+            .await
+            .map_err(|f| f.into_call_failure())?;
+        let mut by_id: HashMap<String, Value> = HashMap::new();
+        for line in String::from_utf8_lossy(&response.body).lines() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let entry: Value = serde_json::from_str(line).map_err(|e| {
+                CallFailure::fatal(format!(
+                    "a line of the results of message batch {batch_id} is not JSON ({e})"
+                ))
+                .with_detail(self.transport.redact(&excerpt(line)))
+            })?;
+            if let Some(id) = entry.get("custom_id").and_then(Value::as_str) {
+                by_id.insert(
+                    id.to_string(),
+                    entry.get("result").cloned().unwrap_or(Value::Null),
+                );
+            }
+        }
+        Ok(ids
+            .iter()
+            .map(|id| match by_id.remove(id) {
+                Some(result) => self.batch_result(&batch_id, &result),
+                None => Err(CallFailure::retryable(format!(
+                    "message batch {batch_id} returned no result for {id}"
+                ))),
+            })
+            .collect())
+    }
+
+    async fn batch_call(&self, path: &str, body: Option<&Value>) -> Result<Value, CallFailure> {
+        let response = self
+            .transport
+            .send(&self.request(path, body))
+            .await
+            .map_err(|f| f.into_call_failure())?;
+        parse_json_body(&self.transport, &response, "Message Batches").map_err(|mut f| {
+            f.retryable = false;
+            f
+        })
+    }
+
+    /// One result of a batch: `succeeded` with a message, or `errored`, `canceled`, `expired`.
+    fn batch_result(&self, batch_id: &str, result: &Value) -> Result<Reply, CallFailure> {
+        match result.get("type").and_then(Value::as_str) {
+            Some("succeeded") => match result.get("message") {
+                Some(message) => self.interpret_message(message),
+                None => Err(CallFailure::retryable(
+                    "a succeeded batch result carries no message",
+                )),
+            },
+            Some("errored") => {
+                let error = result.get("error").map(|e| e.get("error").unwrap_or(e));
+                let kind = error
+                    .and_then(|e| e.get("type"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error");
+                let text = error
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let message = self.transport.redact(&format!(
+                    "the request failed inside message batch {batch_id} ({kind}): {}",
+                    excerpt(text)
+                ));
+                // A malformed request fails the same way every time; anything else (an
+                // overloaded server) may succeed when asked again.
+                if kind == "invalid_request_error" {
+                    Err(CallFailure::fatal(message))
+                } else {
+                    Err(CallFailure::retryable(message))
+                }
+            }
+            Some(other @ ("canceled" | "expired")) => Err(CallFailure::retryable(format!(
+                "the request was {other} before message batch {batch_id} ran it"
+            ))),
+            _ => Err(CallFailure::retryable(format!(
+                "message batch {batch_id} returned a result of unknown shape"
+            ))
+            .with_detail(self.transport.redact(&excerpt(&result.to_string())))),
+        }
+    }
+}
+
+/// The Anthropic judge delivering through Message Batches (`--batch`).
+///
+/// It plugs into the scorer like any judge: questions asked at about the same time (the scorer
+/// should run with a concurrency at least the number of questions) are collected until none has
+/// arrived for `collect_window`, then sent as one batch. A question asked a second time (the
+/// scorer retrying an invalid answer) goes directly to the Messages API, so a retry does not
+/// wait another batch round. Scorer-side per-call timeouts must allow for batch latency.
+#[derive(Debug)]
+pub struct AnthropicBatchJudge {
+    inner: AnthropicJudge,
+    options: BatchOptions,
+    state: Mutex<Collector>,
+}
+
+#[derive(Debug)]
+struct Collector {
+    queue: Vec<(Question, oneshot::Sender<Result<Reply, CallFailure>>)>,
+    /// True while one caller is collecting the queue into a batch.
+    leader: bool,
+    last_arrival: Instant,
+    /// Digests of every question already sent in a batch.
+    asked: HashSet<[u8; 32]>,
+}
+
+impl AnthropicBatchJudge {
+    pub fn new(inner: AnthropicJudge, options: BatchOptions) -> Self {
+        AnthropicBatchJudge {
+            inner,
+            options,
+            state: Mutex::new(Collector {
+                queue: Vec::new(),
+                leader: false,
+                last_arrival: Instant::now(),
+                asked: HashSet::new(),
+            }),
+        }
+    }
+
+    pub fn inner(&self) -> &AnthropicJudge {
+        &self.inner
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Collector> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until no question has arrived for the collect window, then takes the queue.
+    async fn collect(&self) -> Vec<(Question, oneshot::Sender<Result<Reply, CallFailure>>)> {
+        let mut guard = LeaderGuard {
+            judge: self,
+            armed: true,
+        };
+        loop {
+            let wait = {
+                let mut state = self.lock();
+                let quiet = state.last_arrival.elapsed();
+                if quiet >= self.options.collect_window {
+                    state.leader = false;
+                    guard.armed = false;
+                    return std::mem::take(&mut state.queue);
+                }
+                self.options.collect_window - quiet
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// Releases the queue when the collecting call is cancelled mid-wait: the waiting callers get a
+/// retryable failure instead of waiting for a batch nobody will send.
+struct LeaderGuard<'a> {
+    judge: &'a AnthropicBatchJudge,
+    armed: bool,
+}
+
+impl Drop for LeaderGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let mut state = self.judge.lock();
+            state.leader = false;
+            state.queue.clear();
+        }
+    }
+}
+
+fn question_digest(q: &Question) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(format!("{:?}", q.kind).as_bytes());
+    hasher.update([0]);
+    hasher.update(q.system.as_bytes());
+    hasher.update([0]);
+    hasher.update(q.user.as_bytes());
+    hasher.finalize().into()
+}
+
+#[async_trait]
+impl Judge for AnthropicBatchJudge {
+    fn info(&self) -> JudgeInfo {
+        self.inner.info()
+    }
+
+    async fn preflight(&self) -> Result<Vec<String>, Error> {
+        self.inner.preflight().await
+    }
+
+    async fn ask(&self, question: &Question) -> Result<Reply, CallFailure> {
+        let queued = {
+            let mut state = self.lock();
+            if state.asked.insert(question_digest(question)) {
+                let (tx, rx) = oneshot::channel();
+                state.queue.push((question.clone(), tx));
+                state.last_arrival = Instant::now();
+                let leads = !state.leader;
+                state.leader = true;
+                Some((rx, leads))
+            } else {
+                None
+            }
+        };
+        let Some((rx, leads)) = queued else {
+            return self.inner.ask(question).await;
+        };
+        if leads {
+            let pending = self.collect().await;
+            let (questions, senders): (Vec<Question>, Vec<_>) = pending.into_iter().unzip();
+            match self.inner.run_batch(&questions, &self.options).await {
+                Ok(results) => {
+                    for (tx, result) in senders.into_iter().zip(results) {
+                        let _ = tx.send(result);
+                    }
+                }
+                Err(failure) => {
+                    for tx in senders {
+                        let _ = tx.send(Err(failure.clone()));
+                    }
+                }
+            }
+        }
+        rx.await.unwrap_or_else(|_| {
+            Err(CallFailure::retryable(
+                "the call collecting this question into a batch was cancelled",
+            ))
+        })
     }
 }

@@ -125,7 +125,7 @@ impl StubResponse {
     }
 }
 
-type Handler = Arc<dyn Fn(&RecordedRequest) -> StubResponse + Send + Sync>;
+pub type Handler = Arc<dyn Fn(&RecordedRequest) -> StubResponse + Send + Sync>;
 
 /// Responses per method and path, served in order; the last one of a route repeats. A request no
 /// route matches gets a 404 naming it, so a wrong path fails loudly.
