@@ -354,16 +354,14 @@ impl Judge for AnthropicJudge {
         let path = format!("/v1/models/{}", self.options.model);
         match self.transport.send(&self.request(&path, None)).await {
             Ok(_) => {}
-            Err(failure) => match failure.status() {
-                None | Some(401) | Some(402) | Some(403) => {
-                    return Err(failure.into_error().context("judge preflight"))
-                }
-                Some(_) => warnings.push(format!(
-                    "could not confirm the model through {}: {}",
-                    self.endpoint.display(&path),
-                    failure.message
-                )),
-            },
+            Err(failure) if failure.stops_a_run() => {
+                return Err(failure.into_error().context("judge preflight"))
+            }
+            Err(failure) => warnings.push(format!(
+                "could not confirm the model through {}: {}",
+                self.endpoint.display(&path),
+                failure.message
+            )),
         }
         Ok(warnings)
     }

@@ -732,6 +732,15 @@ impl HttpFailure {
         }
     }
 
+    /// True when no call can succeed until the user acts: the server is unreachable, refuses the
+    /// credentials, or the spend limit is exhausted. Preflights stop the run on these.
+    pub fn stops_a_run(&self) -> bool {
+        match self.kind {
+            FailureKind::Transport | FailureKind::SpendLimit => true,
+            FailureKind::Status(s) => (401..=403).contains(&s),
+        }
+    }
+
     /// The failure as the scorer sees it. Never retryable: the transport already retried what
     /// could be retried, and a hard error (bad key, bad request) must stop the run at once.
     pub fn into_call_failure(self) -> CallFailure {

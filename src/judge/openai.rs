@@ -312,19 +312,17 @@ impl Judge for OpenAiJudge {
                     None
                 }
             },
-            Err(failure) => match failure.status() {
-                None | Some(401) | Some(402) | Some(403) => {
-                    return Err(failure.into_error().context("judge preflight"))
-                }
-                Some(_) => {
-                    warnings.push(format!(
-                        "the server's model listing is unavailable, so the served models are not \
-                         recorded: {}",
-                        failure.message
-                    ));
-                    None
-                }
-            },
+            Err(failure) if failure.stops_a_run() => {
+                return Err(failure.into_error().context("judge preflight"))
+            }
+            Err(failure) => {
+                warnings.push(format!(
+                    "the server's model listing is unavailable, so the served models are not \
+                     recorded: {}",
+                    failure.message
+                ));
+                None
+            }
         };
         if let Some(listing) = &listing {
             if listing.entry.is_none() {

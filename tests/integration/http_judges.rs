@@ -744,6 +744,23 @@ async fn anthropic_preflight_checks_the_key_and_the_model() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("404"), "{warnings:?}");
 
+    let spent = HttpStub::start(Script::new().on(
+        "GET",
+        models,
+        vec![StubResponse::json(
+            429,
+            &json!({"type": "error", "error": {"type": "rate_limit_error", "message": "limit reached",
+                    "details": {"error_code": "enforced_spend_limit_reached"}}}),
+        )],
+    ))
+    .await;
+    let err = anthropic(&spent, &Waits::default(), 3)
+        .preflight()
+        .await
+        .unwrap_err();
+    assert!(err.advice.unwrap().contains("spend limit"));
+    assert_eq!(spent.requests().len(), 1);
+
     let unreachable = refused_url().await;
     let judge = AnthropicJudge::new(
         anthropic_options(&unreachable, &Waits::default(), 0),
