@@ -7,6 +7,9 @@
 //! recorded answers (`recorded`).
 
 pub mod answer;
+pub mod anthropic;
+pub mod http;
+pub mod openai;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

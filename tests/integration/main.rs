@@ -1,1 +1,2 @@
-
+mod http_judges;
+mod http_stub;
