@@ -97,9 +97,16 @@ pub enum ExtractError {
     /// No section title starts with the appendix name.
     MissingSection { appendix: &'static str },
     /// More than one section title starts with it: which one is meant is unclear.
-    AmbiguousSection { appendix: &'static str, titles: Vec<String> },
+    AmbiguousSection {
+        appendix: &'static str,
+        titles: Vec<String>,
+    },
     /// The section holds fewer than two ```` ```text ```` fences.
-    MissingBlock { appendix: &'static str, found: usize, missing: PromptKey },
+    MissingBlock {
+        appendix: &'static str,
+        found: usize,
+        missing: PromptKey,
+    },
     /// A fence opened in the section is never closed.
     UnclosedFence { appendix: &'static str, line: usize },
 }
@@ -108,7 +115,10 @@ impl fmt::Display for ExtractError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExtractError::MissingSection { appendix } => {
-                write!(f, "the specification README has no \"## {appendix}\" section")
+                write!(
+                    f,
+                    "the specification README has no \"## {appendix}\" section"
+                )
             }
             ExtractError::AmbiguousSection { appendix, titles } => write!(
                 f,
@@ -331,7 +341,10 @@ mod tests {
             "```text\ns\n```\n```text\nu\n```",
         );
         let crlf = lf.replace('\n', "\r\n");
-        assert_eq!(extract_prompts(&lf).unwrap(), extract_prompts(&crlf).unwrap());
+        assert_eq!(
+            extract_prompts(&lf).unwrap(),
+            extract_prompts(&crlf).unwrap()
+        );
     }
 
     #[test]
@@ -347,10 +360,7 @@ mod tests {
 
     #[test]
     fn missing_second_block_names_the_user_prompt() {
-        let text = readme(
-            "```text\nsys\n```",
-            "```text\ns\n```\n```text\nu\n```",
-        );
+        let text = readme("```text\nsys\n```", "```text\ns\n```\n```text\nu\n```");
         let err = extract_prompts(&text).unwrap_err();
         assert_eq!(
             err,

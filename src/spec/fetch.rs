@@ -207,7 +207,11 @@ pub fn cache_root_with(
     env: impl Fn(&str) -> Option<OsString>,
     home: impl FnOnce() -> Option<PathBuf>,
 ) -> Result<PathBuf, Error> {
-    let non_empty = |name: &str| env(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    let non_empty = |name: &str| {
+        env(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
     let base = explicit
         .map(Path::to_path_buf)
         .or_else(|| non_empty("XDG_CACHE_HOME"))
@@ -394,7 +398,11 @@ mod tests {
             ("https://raw.githubusercontent.com/x", false),
             ("http://10.0.0.1/x", false),
         ] {
-            assert_eq!(is_loopback(&reqwest::Url::parse(url).unwrap()), expected, "{url}");
+            assert_eq!(
+                is_loopback(&reqwest::Url::parse(url).unwrap()),
+                expected,
+                "{url}"
+            );
         }
     }
 

@@ -200,8 +200,12 @@ impl Pins {
     /// Pins read from a file (`--pins FILE`).
     pub fn from_file(path: &Path) -> Result<Pins, Error> {
         let text = std::fs::read_to_string(path).map_err(|err| {
-            Error::io(Stage::Config, format!("cannot read pins file {}", path.display()), err)
-                .with_advice("pass --pins a readable JSON file shaped like tdqs/version.json")
+            Error::io(
+                Stage::Config,
+                format!("cannot read pins file {}", path.display()),
+                err,
+            )
+            .with_advice("pass --pins a readable JSON file shaped like tdqs/version.json")
         })?;
         Pins::from_json_text(&text, PinsOrigin::File(path.to_path_buf()))
     }
@@ -218,8 +222,8 @@ impl Pins {
         if !raw.is_object() {
             return Err(invalid(&origin, "it is not a JSON object"));
         }
-        let record: PinsRecord = serde_json::from_value(raw.clone())
-            .map_err(|err| invalid(&origin, err.to_string()))?;
+        let record: PinsRecord =
+            serde_json::from_value(raw.clone()).map_err(|err| invalid(&origin, err.to_string()))?;
         let views = check(&record, &origin)?;
         let digest = digest_value(&raw);
         Ok(Pins {
@@ -383,8 +387,12 @@ fn check(record: &PinsRecord, origin: &PinsOrigin) -> Result<Views, Error> {
     }
 
     let dimension_keys: Vec<&str> = ToolDimension::ALL.iter().map(|d| d.key()).collect();
-    let weights = integer_weights(&record.dimension_weights, "dimension_weights", &dimension_keys)
-        .map_err(fail)?;
+    let weights = integer_weights(
+        &record.dimension_weights,
+        "dimension_weights",
+        &dimension_keys,
+    )
+    .map_err(fail)?;
     let dq = integer_weights(
         &record.description_quality_weights,
         "description_quality_weights",
@@ -461,7 +469,10 @@ fn invalid(origin: &PinsOrigin, message: impl Into<String>) -> Error {
 }
 
 fn is_lower_hex(text: &str, len: usize) -> bool {
-    text.len() == len && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    text.len() == len
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Exactly `keys`, each a non-negative integer, summing to 100; returned in `keys` order.
@@ -484,9 +495,12 @@ fn integer_weights(
     }
     let mut weights = Vec::with_capacity(keys.len());
     for key in keys {
-        let value = map
-            .get(*key)
-            .ok_or_else(|| format!("`{field}.{key}` is missing; expected exactly {}", keys.join(", ")))?;
+        let value = map.get(*key).ok_or_else(|| {
+            format!(
+                "`{field}.{key}` is missing; expected exactly {}",
+                keys.join(", ")
+            )
+        })?;
         let weight = value
             .as_u64()
             .and_then(|w| u32::try_from(w).ok())
@@ -527,7 +541,9 @@ fn tier_thresholds(map: &BTreeMap<String, Value>) -> Result<TierThresholds, Stri
             _ => None,
         }
         .ok_or_else(|| {
-            format!("`tier_thresholds.{tier}` must be a plain decimal number such as 3.5, not {value}")
+            format!(
+                "`tier_thresholds.{tier}` must be a plain decimal number such as 3.5, not {value}"
+            )
         })?;
         bounds.push(bound);
     }
@@ -621,7 +637,8 @@ mod tests {
         let weights: Vec<u32> = pins.dimension_weights().iter().map(|(_, w)| w).collect();
         assert_eq!(weights, [25, 20, 20, 15, 10, 10]);
         assert_eq!(
-            pins.dimension_weights().weight(ToolDimension::ParameterSemantics),
+            pins.dimension_weights()
+                .weight(ToolDimension::ParameterSemantics),
             15
         );
         assert_eq!(
@@ -738,27 +755,87 @@ mod tests {
     #[test]
     fn refuses_arithmetic_it_does_not_implement() {
         let cases: Vec<(Vec<&str>, Value, &str)> = vec![
-            (vec!["dimension_weights", "purpose_clarity"], json!(30), "sums to 105"),
-            (vec!["dimension_weights", "purpose_clarity"], json!(25.0), "non-negative integer"),
-            (vec!["dimension_weights", "purpose_clarity"], Value::Null, "purpose_clarity` is missing"),
-            (vec!["dimension_weights", "speed"], json!(0), "does not score: speed"),
-            (vec!["description_quality_weights", "mean"], json!(50), "sums to 90"),
-            (vec!["overall_weights", "coherence"], json!(-30), "non-negative integer"),
-            (vec!["tier_thresholds", "B"], json!(3.5), "decrease strictly"),
-            (vec!["tier_thresholds", "E"], json!(0.5), "does not grade: E"),
+            (
+                vec!["dimension_weights", "purpose_clarity"],
+                json!(30),
+                "sums to 105",
+            ),
+            (
+                vec!["dimension_weights", "purpose_clarity"],
+                json!(25.0),
+                "non-negative integer",
+            ),
+            (
+                vec!["dimension_weights", "purpose_clarity"],
+                Value::Null,
+                "purpose_clarity` is missing",
+            ),
+            (
+                vec!["dimension_weights", "speed"],
+                json!(0),
+                "does not score: speed",
+            ),
+            (
+                vec!["description_quality_weights", "mean"],
+                json!(50),
+                "sums to 90",
+            ),
+            (
+                vec!["overall_weights", "coherence"],
+                json!(-30),
+                "non-negative integer",
+            ),
+            (
+                vec!["tier_thresholds", "B"],
+                json!(3.5),
+                "decrease strictly",
+            ),
+            (
+                vec!["tier_thresholds", "E"],
+                json!(0.5),
+                "does not grade: E",
+            ),
             (vec!["tier_thresholds", "A"], json!(6), "at most 5"),
             (vec!["tier_thresholds", "D"], json!("1.0"), "plain decimal"),
             (vec!["tier_thresholds", "D"], json!(1e-5), "plain decimal"),
-            (vec!["confirmation", "statistic"], json!("mean_of_pairs"), "only rule implemented"),
-            (vec!["confirmation", "confirmation_pairs_on_drop"], json!(4), "only rule implemented"),
-            (vec!["spec_version"], json!("1.2"), "implements TDQS v1.3 only"),
+            (
+                vec!["confirmation", "statistic"],
+                json!("mean_of_pairs"),
+                "only rule implemented",
+            ),
+            (
+                vec!["confirmation", "confirmation_pairs_on_drop"],
+                json!(4),
+                "only rule implemented",
+            ),
+            (
+                vec!["spec_version"],
+                json!("1.2"),
+                "implements TDQS v1.3 only",
+            ),
             (vec!["spec_commit"], json!("b9881b0"), "40-character"),
-            (vec!["prompt_sha256", "tool_user"], json!("ABC"), "prompt_sha256.tool_user"),
+            (
+                vec!["prompt_sha256", "tool_user"],
+                json!("ABC"),
+                "prompt_sha256.tool_user",
+            ),
             (vec!["judge", "effort"], json!("extreme"), "judge.effort"),
-            (vec!["spec_url_template"], json!("ftp://x/{commit}"), "http(s) URL"),
+            (
+                vec!["spec_url_template"],
+                json!("ftp://x/{commit}"),
+                "http(s) URL",
+            ),
             (vec!["retries"], json!(11), "more than 10"),
-            (vec!["unexpected"], json!(true), "unknown field `unexpected`"),
-            (vec!["judge", "temperature"], json!(0), "unknown field `temperature`"),
+            (
+                vec!["unexpected"],
+                json!(true),
+                "unknown field `unexpected`",
+            ),
+            (
+                vec!["judge", "temperature"],
+                json!(0),
+                "unknown field `temperature`",
+            ),
         ];
         for (path, replacement, expected) in cases {
             let cause = refusal(with(&path, replacement.clone()));
@@ -772,10 +849,15 @@ mod tests {
 
     #[test]
     fn refuses_files_that_are_not_pins() {
-        assert!(refusal(Pins::from_json_text("[1]", PinsOrigin::Embedded)).contains("not a JSON object"));
+        assert!(refusal(Pins::from_json_text("[1]", PinsOrigin::Embedded))
+            .contains("not a JSON object"));
         assert!(refusal(Pins::from_json_text("{", PinsOrigin::Embedded)).contains("not valid JSON"));
         let missing = Pins::from_file(Path::new("/nonexistent/pins.json")).unwrap_err();
-        assert!(missing.cause.contains("/nonexistent/pins.json"), "{}", missing.cause);
+        assert!(
+            missing.cause.contains("/nonexistent/pins.json"),
+            "{}",
+            missing.cause
+        );
     }
 
     #[test]

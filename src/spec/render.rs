@@ -579,7 +579,8 @@ mod tests {
             out,
             "S demo (3)\n<t>\n* query <13|5|3|2> Runs a query.\nTwo lines.\n* get <4|4|1|0> (none)\n* raw <0|0|0|0> (none)\n</t>\n<c>\nquery [13] over get [4]\n</c>"
         );
-        let none = render_coherence_user(COHERENCE, "demo", &tools[..1], &signals[..1], &[]).unwrap();
+        let none =
+            render_coherence_user(COHERENCE, "demo", &tools[..1], &signals[..1], &[]).unwrap();
         assert!(none.ends_with("<c>\nNone\n</c>"), "{none}");
     }
 
@@ -598,7 +599,10 @@ mod tests {
             ("{name} {serverName}", "{serverName}"),
             ("{toolCount} {invocationCost}", "{invocationCost}"),
             ("{\"{dearer} {cost}\", one per line | \"None\"}", "{cost}"),
-            ("{\"{dearer}\", one per line, at most two per tool}", "does not know"),
+            (
+                "{\"{dearer}\", one per line, at most two per tool}",
+                "does not know",
+            ),
             ("{sibling tool names, one per line}", "does not know"),
         ] {
             let err = render_coherence_user(template, "s", &tools, &signals, &candidates)
