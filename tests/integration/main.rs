@@ -1,2 +1,4 @@
 mod http_judges;
 mod http_stub;
+mod loopback;
+mod spec;
