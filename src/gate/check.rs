@@ -174,7 +174,7 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
             _ => Err(differs("a pair has a side without a mean TDQS")),
         })
         .collect::<Result<_, _>>()?;
-    let rule = pins.confirmation();
+    let rule = pins.confirmation_rule();
     let Some(first) = means.first() else {
         return Err(differs("the definitions changed but the report has no scored pair"));
     };

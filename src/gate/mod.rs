@@ -83,7 +83,7 @@ impl Draft {
             base_commit: self.base.as_ref().and_then(|s| s.commit.clone()),
             head_commit: self.head.as_ref().and_then(|s| s.commit.clone()),
             versions: self.pins.raw().clone(),
-            version_digest: self.pins.digest(),
+            version_digest: self.pins.digest().to_string(),
             scoring: self.scoring,
             base: base_export,
             head: head_export,
@@ -198,8 +198,11 @@ async fn run_inner(
 ) -> Result<Decided, Error> {
     // The judge is built and checked first (cheap, no model call); its failure is held until a
     // model is known to be needed.
-    let judge = judges::build(&opts.judge, &draft.pins)?;
-    let preflight = judge.preflight().await;
+    let judge = judges::build(&opts.judge, &draft.pins);
+    let preflight = match &judge {
+        Ok(judge) => judge.preflight().await,
+        Err(e) => Err(e.clone()),
+    };
 
     progress.event(ProgressEvent::Note("exporting the base and the head".to_string()));
     let (base, head) = sides::obtain(opts).await?;
@@ -249,7 +252,9 @@ async fn run_inner(
             return Err(e.context("the definitions changed and need a judge, but the judge cannot run"))
         }
     }
+    let judge = judge?;
     let prompts = prepare::load_prompts(&opts.judge, &draft.pins, judge.as_ref()).await?;
+    draft.warnings.extend(prompts.warnings.iter().cloned());
     let base_prepared = prepare::prepare_side(&base.export, prompts.prompts.as_ref())?;
     let head_prepared = prepare::prepare_side(&head.export, prompts.prompts.as_ref())?;
 
@@ -257,7 +262,7 @@ async fn run_inner(
     draft.scoring = Some(Scoring {
         scoring_digest: judges::scoring_digest(&draft.pins, &info),
         judge: info,
-        version_digest: draft.pins.digest(),
+        version_digest: draft.pins.digest().to_string(),
         pins_embedded: draft.pins.is_embedded(),
         prompts: Some(prompts.origin.clone()),
         share_identical_questions: opts.share_identical,
@@ -271,7 +276,7 @@ async fn run_inner(
         share_identical: opts.share_identical,
         progress: Arc::clone(&progress),
     };
-    let rule: ConfirmationRule = draft.pins.confirmation();
+    let rule: ConfirmationRule = draft.pins.confirmation_rule();
     loop {
         let means: Vec<PairMeans> = draft
             .pairs
@@ -333,12 +338,13 @@ pub async fn score_once(
             .with_advice("check that the server registers its tools before answering tools/list"));
     }
     let prompts = prepare::load_prompts(opts, &pins, judge.as_ref()).await?;
+    warnings.extend(prompts.warnings.iter().cloned());
     let prepared = prepare::prepare_side(export, prompts.prompts.as_ref())?;
     let info = judge.info();
     let scoring = Scoring {
         scoring_digest: judges::scoring_digest(&pins, &info),
         judge: info,
-        version_digest: pins.digest(),
+        version_digest: pins.digest().to_string(),
         pins_embedded: pins.is_embedded(),
         prompts: Some(prompts.origin.clone()),
         share_identical_questions: false,

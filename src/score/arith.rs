@@ -98,7 +98,7 @@ impl fmt::Display for Tier {
 }
 
 /// Tier thresholds as exact fractions (A ≥ 3.5, B ≥ 3.0, C ≥ 2.0, D ≥ 1.0, else F).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TierThresholds {
     pub a: Frac,
     pub b: Frac,

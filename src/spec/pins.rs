@@ -140,30 +140,7 @@ pub struct OverallWeights {
 }
 
 /// Tier lower bounds as exact fractions; below `d` is F.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TierThresholds {
-    pub a: Ratio<i64>,
-    pub b: Ratio<i64>,
-    pub c: Ratio<i64>,
-    pub d: Ratio<i64>,
-}
-
-impl TierThresholds {
-    /// The tier letter of a score: the highest tier whose bound the score reaches.
-    pub fn tier_of(&self, score: Ratio<i64>) -> char {
-        if score >= self.a {
-            'A'
-        } else if score >= self.b {
-            'B'
-        } else if score >= self.c {
-            'C'
-        } else if score >= self.d {
-            'D'
-        } else {
-            'F'
-        }
-    }
-}
+pub use crate::score::arith::TierThresholds;
 
 /// Where the pins came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -667,12 +644,13 @@ mod tests {
     #[test]
     fn tiers_use_exact_bounds() {
         let t = Pins::embedded().unwrap().tier_thresholds();
-        assert_eq!(t.tier_of(Ratio::new(35, 10)), 'A');
-        assert_eq!(t.tier_of(Ratio::new(34, 10)), 'B');
-        assert_eq!(t.tier_of(Ratio::new(3, 1)), 'B');
-        assert_eq!(t.tier_of(Ratio::new(29, 10)), 'C');
-        assert_eq!(t.tier_of(Ratio::new(1, 1)), 'D');
-        assert_eq!(t.tier_of(Ratio::new(9, 10)), 'F');
+        use crate::score::arith::{Tenths, Tier};
+        assert_eq!(t.tier(Tenths(35)), Tier::A);
+        assert_eq!(t.tier(Tenths(34)), Tier::B);
+        assert_eq!(t.tier(Tenths(30)), Tier::B);
+        assert_eq!(t.tier(Tenths(29)), Tier::C);
+        assert_eq!(t.tier(Tenths(10)), Tier::D);
+        assert_eq!(t.tier(Tenths(9)), Tier::F);
     }
 
     #[test]
@@ -872,5 +850,42 @@ mod tests {
         // 0.1 + 0.2 style float noise never enters: the number's shortest text is parsed.
         let number = serde_json::Number::from_f64(0.3).unwrap();
         assert_eq!(exact_decimal(&number), Some(Ratio::new(3, 10)));
+    }
+}
+
+impl Pins {
+    /// The pins of a run: `--pins FILE` when given, else the embedded ones.
+    pub fn load(file: Option<&Path>) -> Result<Pins, Error> {
+        match file {
+            Some(path) => Pins::from_file(path),
+            None => Pins::embedded(),
+        }
+    }
+
+    /// Every weight and threshold in the form the scorer computes with.
+    pub fn weights(&self) -> crate::score::arith::Weights {
+        let dq = self.description_quality_weights();
+        let overall = self.overall_weights();
+        crate::score::arith::Weights {
+            dimensions: self
+                .dimension_weights()
+                .iter()
+                .map(|(d, w)| (d, i64::from(w)))
+                .collect(),
+            dq_mean: i64::from(dq.mean),
+            dq_minimum: i64::from(dq.minimum),
+            overall_dq: i64::from(overall.description_quality),
+            overall_coherence: i64::from(overall.coherence),
+            tiers: self.tier_thresholds(),
+        }
+    }
+
+    /// The confirmation rule in the form the decision takes.
+    pub fn confirmation_rule(&self) -> crate::decide::ConfirmationRule {
+        let c = self.confirmation();
+        crate::decide::ConfirmationRule {
+            initial_pairs: c.initial_pairs as usize,
+            confirmation_pairs_on_drop: c.confirmation_pairs_on_drop as usize,
+        }
     }
 }

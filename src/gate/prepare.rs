@@ -1,0 +1,157 @@
+//! Turning an export into questions: context signals, the shadow-candidate prefilter, hard gates
+//! and the rendered prompts.
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::export::Export;
+use crate::judge::{Judge, Question, QuestionKind, Subject};
+use crate::report::PromptOrigin;
+use crate::score::side::{HardGate, PreparedSide, PreparedTool};
+use crate::spec::pins::Pins;
+use crate::spec::signals::{context_signals, shadow_candidates};
+use crate::spec::{self, FetchOptions, PromptSource, Prompts};
+
+use super::JudgeOptions;
+
+/// The prompts of a run (none for judges that read definitions) and where they came from.
+pub struct PromptSet {
+    pub prompts: Option<Prompts>,
+    pub origin: PromptOrigin,
+    pub warnings: Vec<String>,
+}
+
+/// Fetches (or reads from the cache) and verifies the prompts when the judge needs them.
+pub async fn load_prompts(
+    opts: &JudgeOptions,
+    pins: &Pins,
+    judge: &dyn Judge,
+) -> Result<PromptSet, Error> {
+    if !judge.needs_prompts() {
+        return Ok(PromptSet {
+            prompts: None,
+            origin: PromptOrigin {
+                spec_commit: pins.spec_commit().to_string(),
+                source: "not-needed".to_string(),
+            },
+            warnings: Vec::new(),
+        });
+    }
+    let loaded = spec::load_prompts(
+        pins,
+        &FetchOptions {
+            cache_dir: opts.cache_dir.clone(),
+            spec_url: opts.spec_url.clone(),
+            timeout: None,
+        },
+    )
+    .await?;
+    spec::check_templates(&loaded.prompts)?;
+    let source = match loaded.provenance.source {
+        PromptSource::Cache => "cache",
+        PromptSource::Fetch => "fetch",
+        PromptSource::Refetch => "refetch",
+    };
+    Ok(PromptSet {
+        prompts: Some(loaded.prompts),
+        origin: PromptOrigin {
+            spec_commit: loaded.provenance.spec_commit.clone(),
+            source: source.to_string(),
+        },
+        warnings: loaded.warnings,
+    })
+}
+
+fn tool_name(tool: &Value) -> String {
+    tool.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every question of one side. Without prompts (a rule judge) the questions carry only their
+/// subject.
+pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<PreparedSide, Error> {
+    let names: Vec<String> = export.tools.iter().map(tool_name).collect();
+    let signals: Vec<_> = export.tools.iter().map(context_signals).collect();
+    let costs: Vec<(String, u64)> = names
+        .iter()
+        .cloned()
+        .zip(signals.iter().map(|s| s.invocation_cost))
+        .collect();
+    let candidates = shadow_candidates(&costs);
+    let server_name = export
+        .server_name
+        .clone()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| "unnamed server".to_string());
+    let mut tools = Vec::with_capacity(export.tools.len());
+    for (index, tool) in export.tools.iter().enumerate() {
+        let name = names[index].clone();
+        let siblings: Vec<String> = names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != index)
+            .map(|(_, n)| n.clone())
+            .collect();
+        let gate = HardGate::of(tool);
+        let question = if gate == HardGate::NoDescription {
+            None
+        } else {
+            let (system, user) = match prompts {
+                Some(p) => (
+                    p.tool_system.clone(),
+                    spec::render_tool_user(&p.tool_user, tool, &siblings, &signals[index])?,
+                ),
+                None => (String::new(), String::new()),
+            };
+            Some(Question {
+                kind: QuestionKind::Tool,
+                system,
+                user,
+                subject: Subject::Tool {
+                    tool: tool.clone(),
+                    siblings,
+                    signals: signals[index].clone(),
+                },
+            })
+        };
+        tools.push(PreparedTool {
+            definition_hash: export.hashes.get(&name).cloned().unwrap_or_default(),
+            name,
+            signals: signals[index].clone(),
+            gate,
+            question,
+        });
+    }
+    let (system, user) = match prompts {
+        Some(p) => (
+            p.coherence_system.clone(),
+            spec::render_coherence_user(
+                &p.coherence_user,
+                &server_name,
+                &export.tools,
+                &signals,
+                &candidates,
+            )?,
+        ),
+        None => (String::new(), String::new()),
+    };
+    Ok(PreparedSide {
+        server_name: server_name.clone(),
+        set_hash: export.set_hash.clone(),
+        tools,
+        coherence: Question {
+            kind: QuestionKind::Coherence,
+            system,
+            user,
+            subject: Subject::Coherence {
+                server_name,
+                tools: export.tools.clone(),
+                signals,
+                candidates: candidates.clone(),
+            },
+        },
+        candidates,
+    })
+}
