@@ -1,1 +1,1 @@
-
+mod claude_code;
