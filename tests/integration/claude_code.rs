@@ -680,6 +680,13 @@ fn real_cli_accepts_the_gate_flags_and_returns_the_pinned_model_answer() {
         .map(|r| format!("{} {}", r.method, r.path))
         .collect();
     assert!(unexpected.is_empty(), "unexpected requests: {unexpected:?}");
+
+    // Token mode keeps the CLI's state in the per-call config directory, not under HOME.
+    let left: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "the CLI wrote into HOME: {left:?}");
 }
 
 #[test]
@@ -692,6 +699,7 @@ fn real_cli_answer_from_a_substituted_model_is_refused() {
         Ok(reply) => panic!("a substituted model was accepted: {:?}", reply.text),
         Err(failure) => failure,
     };
+    eprintln!("refusal: {}", failure.message);
     assert!(failure.retryable);
     assert!(
         failure
@@ -710,9 +718,11 @@ fn real_cli_survives_an_overloaded_api_by_retrying() {
     api.script([ApiReply::overloaded()]);
     let home = tempfile::tempdir().unwrap();
     let judge = real_judge(cli, &api, home.path());
+    let started = Instant::now();
     let reply = runtime()
         .block_on(judge.ask(&tool_question(GOOD_DESCRIPTION)))
         .unwrap_or_else(|f| panic!("{}\n{}", f.message, f.detail.unwrap_or_default()));
+    eprintln!("answered after {:?}", started.elapsed());
     assert_eq!(reply.text, tool_answer_json());
     assert_eq!(api.message_requests().len(), 2, "one 529, one success");
 }
@@ -731,6 +741,12 @@ fn real_cli_error_results_are_refused_with_status_and_no_token() {
         Ok(reply) => panic!("an API error was accepted: {:?}", reply.text),
         Err(failure) => failure,
     };
+    eprintln!(
+        "refusal after {} request(s): {}\n{}",
+        api.message_requests().len(),
+        failure.message,
+        failure.detail.as_deref().unwrap_or("")
+    );
     assert!(
         failure.message.contains("HTTP status 401"),
         "{}",
@@ -753,5 +769,6 @@ fn real_cli_local_login_preflight_refuses_an_empty_home() {
     config.home = Some(home.path().to_path_buf());
     let judge = ClaudeCodeJudge::new(config).unwrap();
     let err = runtime().block_on(judge.preflight()).unwrap_err();
+    eprintln!("{}", err.render());
     assert!(err.cause.contains("not logged in"), "{}", err.render());
 }
