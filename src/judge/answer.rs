@@ -98,11 +98,7 @@ pub fn parse_coherence_answer(text: &str) -> Result<CoherenceAnswer, String> {
                 "cheaper_sibling",
                 &format!("{path}.cheaper_sibling"),
             )?,
-            justification: string_field(
-                entry,
-                "justification",
-                &format!("{path}.justification"),
-            )?,
+            justification: string_field(entry, "justification", &format!("{path}.justification"))?,
         });
     }
     let summary = string_field(&root, "summary", "summary")?;
@@ -354,7 +350,10 @@ mod tests {
                 .unwrap_or_else(|e| panic!("refused {candidate:?}: {e}"));
             assert_eq!(answer.scores.len(), 6);
             assert_eq!(answer.scores[&ToolDimension::PurposeClarity].score, 4);
-            assert_eq!(answer.scores[&ToolDimension::ContextualCompleteness].score, 1);
+            assert_eq!(
+                answer.scores[&ToolDimension::ContextualCompleteness].score,
+                1
+            );
             assert_eq!(
                 answer.scores[&ToolDimension::UsageGuidelines].justification,
                 "cites the description"
@@ -505,8 +504,9 @@ mod tests {
 
     #[test]
     fn refusal_lists_every_missing_key() {
-        let err = parse_tool_answer(r#"{"scores": {}, "annotation_contradiction": true, "summary": ""}"#)
-            .unwrap_err();
+        let err =
+            parse_tool_answer(r#"{"scores": {}, "annotation_contradiction": true, "summary": ""}"#)
+                .unwrap_err();
         assert_eq!(
             err,
             "`scores` is missing keys `purpose_clarity`, `usage_guidelines`, `behavioral_transparency`, `parameter_semantics`, `conciseness_structure`, `contextual_completeness`"
@@ -517,7 +517,10 @@ mod tests {
     fn long_non_json_answer_is_quoted_shortened() {
         let text = "x".repeat(500);
         let err = parse_tool_answer(&text).unwrap_err();
-        assert!(err.ends_with(&format!("{:?}", format!("{}…", "x".repeat(60)))), "{err}");
+        assert!(
+            err.ends_with(&format!("{:?}", format!("{}…", "x".repeat(60)))),
+            "{err}"
+        );
     }
 
     #[test]
@@ -529,7 +532,10 @@ mod tests {
         for candidate in [coherence_json().to_string(), fenced] {
             let answer = parse_coherence_answer(&candidate).unwrap();
             assert_eq!(answer.scores.len(), 4);
-            assert_eq!(answer.scores[&CoherenceDimension::NamingConsistency].score, 5);
+            assert_eq!(
+                answer.scores[&CoherenceDimension::NamingConsistency].score,
+                5
+            );
             assert_eq!(
                 answer.shadowing_risks,
                 vec![ShadowingAnswer {

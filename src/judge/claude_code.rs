@@ -29,7 +29,7 @@ use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -54,6 +54,8 @@ pub const DEFAULT_CLI_MAX_RETRIES: u32 = 3;
 const CLI_MAX_RETRIES_CEILING: u32 = 15;
 /// Time between SIGTERM and SIGKILL when a call is stopped.
 const KILL_GRACE: Duration = Duration::from_secs(3);
+/// How long the pipes may stay open after the CLI and its process group are gone.
+const PIPE_DRAIN: Duration = Duration::from_secs(5);
 /// Limit for `claude --version` and `claude auth status`.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// A judge answer is a few kilobytes; a stream larger than this is refused, not buffered.
@@ -269,7 +271,14 @@ impl ClaudeCodeJudge {
         }
         // Windows programs need these to start at all; none of them carries a credential.
         #[cfg(windows)]
-        for name in ["SystemRoot", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "TMP"] {
+        for name in [
+            "SystemRoot",
+            "USERPROFILE",
+            "APPDATA",
+            "LOCALAPPDATA",
+            "TEMP",
+            "TMP",
+        ] {
             if let Some(value) = std::env::var_os(name) {
                 env.push((name.into(), value));
             }
@@ -286,10 +295,7 @@ impl ClaudeCodeJudge {
                 .into(),
         ));
         if let Some(token) = &self.config.token {
-            env.push((
-                "CLAUDE_CODE_OAUTH_TOKEN".into(),
-                token.value.clone().into(),
-            ));
+            env.push(("CLAUDE_CODE_OAUTH_TOKEN".into(), token.value.clone().into()));
             if let Some(dir) = config_dir {
                 env.push(("CLAUDE_CONFIG_DIR".into(), dir.as_os_str().to_owned()));
             }
@@ -310,14 +316,20 @@ impl ClaudeCodeJudge {
     /// Runs a short command of the CLI (`--version`, `auth status`) in an empty directory.
     async fn probe(&self, args: &[&str]) -> Result<Finished, Error> {
         let scratch = CallDirs::create(self.config.token.is_some()).map_err(|e| {
-            Error::io(Stage::Judge, "cannot create a temporary directory for the judge", e)
+            Error::io(
+                Stage::Judge,
+                "cannot create a temporary directory for the judge",
+                e,
+            )
         })?;
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         let command = self.command(&args, &scratch.work, scratch.config.as_deref());
-        let finished = run_bounded(command, &[], PROBE_TIMEOUT).await.map_err(|e| {
-            self.spawn_error(e)
-                .context(format!("running `claude {}`", display_args(&args)))
-        })?;
+        let finished = run_bounded(command, &[], PROBE_TIMEOUT)
+            .await
+            .map_err(|e| {
+                self.spawn_error(e)
+                    .context(format!("running `claude {}`", display_args(&args)))
+            })?;
         scratch.remove();
         Ok(finished)
     }
@@ -679,7 +691,9 @@ struct Finished {
 
 impl Finished {
     fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr_tail).trim().to_string()
+        String::from_utf8_lossy(&self.stderr_tail)
+            .trim()
+            .to_string()
     }
 
     /// "exit status 1", "stopped after the time limit", …
@@ -711,42 +725,56 @@ async fn run_bounded(
     #[cfg(unix)]
     command.process_group(0);
     let mut child = command.spawn()?;
-    let _group = ProcessGroup(child.id());
-    let mut stdin = child.stdin.take();
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
+    let group = ProcessGroup(child.id());
 
-    let mut out = Vec::new();
-    let mut err_tail = Vec::new();
-    let mut stdout_overflow = false;
-    let collected = tokio::time::timeout(limit, async {
-        let feed = async {
-            if let Some(mut pipe) = stdin.take() {
-                // A child that exits without reading its input closes the pipe: not our failure.
-                let _ = pipe.write_all(input).await;
-                let _ = pipe.shutdown().await;
-            }
-        };
-        let (status, _, overflow, _) = tokio::join!(
-            child.wait(),
-            feed,
-            read_limited(stdout.as_mut(), &mut out, STDOUT_LIMIT),
-            read_tail(stderr.as_mut(), &mut err_tail, STDERR_TAIL),
-        );
-        stdout_overflow = overflow;
-        status
-    })
-    .await;
+    // The pipes are served by their own tasks so that a child blocked on a full stdout, or one
+    // that reads its input only after writing, always makes progress.
+    let feeder = child.stdin.take().map(|mut pipe| {
+        let input = input.to_vec();
+        tokio::spawn(async move {
+            // A child that exits without reading its input closes the pipe: not our failure.
+            let _ = pipe.write_all(&input).await;
+            let _ = pipe.shutdown().await;
+        })
+    });
+    let stdout = Arc::new(Mutex::new(Captured::default()));
+    let stderr = Arc::new(Mutex::new(Captured::default()));
+    let readers =
+        [
+            child.stdout.take().map(|pipe| {
+                tokio::spawn(capture(pipe, Arc::clone(&stdout), Keep::Head(STDOUT_LIMIT)))
+            }),
+            child.stderr.take().map(|pipe| {
+                tokio::spawn(capture(pipe, Arc::clone(&stderr), Keep::Tail(STDERR_TAIL)))
+            }),
+        ];
 
-    let (status, timed_out) = match collected {
+    let (status, timed_out) = match tokio::time::timeout(limit, child.wait()).await {
         Ok(status) => (status?, false),
         Err(_) => (terminate(&mut child).await?, true),
     };
+    // Anything the CLI left behind in its group goes now; that also closes the pipes it held.
+    drop(group);
+    if let Some(feeder) = feeder {
+        feeder.abort();
+    }
+    for reader in readers.into_iter().flatten() {
+        // What was written is still in the pipe; a process outside the group that keeps it
+        // open (it would have to leave the group on purpose) only costs this bounded wait.
+        if tokio::time::timeout(PIPE_DRAIN, reader).await.is_err() {
+            break;
+        }
+    }
+    let take = |captured: &Mutex<Captured>| {
+        std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()))
+    };
+    let out = take(&stdout);
+    let err = take(&stderr);
     Ok(Finished {
         status,
-        stdout: out,
-        stdout_overflow,
-        stderr_tail: err_tail,
+        stdout: out.bytes,
+        stdout_overflow: out.overflow,
+        stderr_tail: err.bytes,
         timed_out,
     })
 }
@@ -793,38 +821,43 @@ fn signal_group(pgid: u32, signal: libc::c_int) {
     }
 }
 
-/// Reads everything, keeping the first `limit` bytes; returns true when more was discarded.
-async fn read_limited<R: AsyncRead + Unpin>(
-    pipe: Option<&mut R>,
-    into: &mut Vec<u8>,
-    limit: usize,
-) -> bool {
-    let Some(pipe) = pipe else { return false };
-    let mut overflow = false;
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => return overflow,
-            Ok(n) => {
-                let room = limit.saturating_sub(into.len());
-                into.extend_from_slice(&buf[..n.min(room)]);
-                overflow |= n > room;
-            }
-        }
-    }
+/// Bytes read from one pipe.
+#[derive(Debug, Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    /// True when bytes beyond a [`Keep::Head`] limit were discarded.
+    overflow: bool,
 }
 
-/// Reads everything, keeping the last `keep` bytes.
-async fn read_tail<R: AsyncRead + Unpin>(pipe: Option<&mut R>, into: &mut Vec<u8>, keep: usize) {
-    let Some(pipe) = pipe else { return };
-    let mut buf = [0u8; 8 * 1024];
+#[derive(Debug, Clone, Copy)]
+enum Keep {
+    /// The first n bytes (stdout: the stream is parsed from the start).
+    Head(usize),
+    /// The last n bytes (stderr: the end explains a failure).
+    Tail(usize),
+}
+
+/// Reads a pipe to its end into `into`, keeping what `keep` says; the rest is drained so the
+/// child never blocks on a full pipe.
+async fn capture<R: AsyncRead + Unpin>(mut pipe: R, into: Arc<Mutex<Captured>>, keep: Keep) {
+    let mut buf = [0u8; 16 * 1024];
     loop {
-        match pipe.read(&mut buf).await {
+        let n = match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => return,
-            Ok(n) => {
-                into.extend_from_slice(&buf[..n]);
-                if into.len() > keep * 2 {
-                    into.drain(..into.len() - keep);
+            Ok(n) => n,
+        };
+        let mut captured = into.lock().unwrap_or_else(|e| e.into_inner());
+        match keep {
+            Keep::Head(limit) => {
+                let room = limit.saturating_sub(captured.bytes.len());
+                captured.bytes.extend_from_slice(&buf[..n.min(room)]);
+                captured.overflow |= n > room;
+            }
+            Keep::Tail(limit) => {
+                captured.bytes.extend_from_slice(&buf[..n]);
+                if captured.bytes.len() > limit * 2 {
+                    let excess = captured.bytes.len() - limit;
+                    captured.bytes.drain(..excess);
                 }
             }
         }
@@ -833,17 +866,16 @@ async fn read_tail<R: AsyncRead + Unpin>(pipe: Option<&mut R>, into: &mut Vec<u8
 
 /// Judges a finished call: the stream must prove that the pinned model answered, once, without
 /// error. Every refusal is retryable (a later attempt may succeed); messages are not yet redacted.
-fn evaluate_call(
-    finished: &Finished,
-    pinned: &str,
-    limit: Duration,
-) -> Result<Reply, CallFailure> {
+fn evaluate_call(finished: &Finished, pinned: &str, limit: Duration) -> Result<Reply, CallFailure> {
     let stderr = finished.stderr_text();
     let with_stderr = |failure: CallFailure| {
         if stderr.is_empty() {
             failure
         } else {
-            failure.with_detail(format!("claude stderr (last lines):\n{}", tail_lines(&stderr, 20)))
+            failure.with_detail(format!(
+                "claude stderr (last lines):\n{}",
+                tail_lines(&stderr, 20)
+            ))
         }
     };
     if finished.timed_out {
@@ -866,8 +898,7 @@ fn evaluate_call(
         if let Some(result) = events.results.first() {
             if result.get("is_error").and_then(Value::as_bool) != Some(false) {
                 return Err(with_stderr(CallFailure::retryable(describe_error_result(
-                    result,
-                    finished,
+                    result, finished,
                 ))));
             }
         }
@@ -920,9 +951,7 @@ fn parse_stream(stdout: &str) -> Result<StreamEvents, String> {
             Some("assistant") => {
                 // Messages of sub-agents carry their parent's tool id; the judge has no tools, so
                 // any such message is already suspicious, but only the top level is the answer.
-                let top_level = event
-                    .get("parent_tool_use_id")
-                    .is_none_or(Value::is_null);
+                let top_level = event.get("parent_tool_use_id").is_none_or(Value::is_null);
                 if top_level {
                     let message = event.get("message");
                     let model = message
@@ -950,13 +979,7 @@ fn parse_stream(stdout: &str) -> Result<StreamEvents, String> {
                 }
             }
             Some(_) => {}
-            None => {
-                return Err(format!(
-                    "line {} has no `type`: {}",
-                    index + 1,
-                    quote(line)
-                ))
-            }
+            None => return Err(format!("line {} has no `type`: {}", index + 1, quote(line))),
         }
     }
     if lines == 0 {
@@ -1174,7 +1197,10 @@ mod tests {
     fn version_mismatch_is_a_warning_naming_both_versions() {
         assert_eq!(version_warning("2.1.288", "2.1.288"), None);
         let warning = version_warning("2.1.332", "2.1.288").unwrap();
-        assert!(warning.contains("2.1.332") && warning.contains("2.1.288"), "{warning}");
+        assert!(
+            warning.contains("2.1.332") && warning.contains("2.1.288"),
+            "{warning}"
+        );
     }
 
     fn question(system: &str, user: &str) -> Question {
@@ -1318,7 +1344,7 @@ mod tests {
                 0,
                 "not the pinned",
             ),
-            (stream(&[ok_result.clone()]), 0, "no assistant message"),
+            (stream(std::slice::from_ref(&ok_result)), 0, "no assistant message"),
             (
                 stream(&[assistant(PINNED, "ok", Value::Null)]),
                 0,
@@ -1407,13 +1433,8 @@ mod tests {
 
     #[test]
     fn error_subtypes_and_fallback_iterations_are_refused() {
-        let mut bad_subtype: Map<String, Value> = serde_json::from_str(&result(
-            false,
-            "ok",
-            Some(PINNED),
-            Value::Null,
-        ))
-        .unwrap();
+        let mut bad_subtype: Map<String, Value> =
+            serde_json::from_str(&result(false, "ok", Some(PINNED), Value::Null)).unwrap();
         bad_subtype.insert("subtype".into(), json!("error_max_turns"));
         let out = stream(&[
             assistant(PINNED, "ok", Value::Null),
@@ -1442,7 +1463,11 @@ mod tests {
         let mut f = finished("", 0);
         f.timed_out = true;
         let failure = evaluate_call(&f, PINNED, Duration::from_secs(7)).unwrap_err();
-        assert!(failure.message.contains("within 7 s"), "{}", failure.message);
+        assert!(
+            failure.message.contains("within 7 s"),
+            "{}",
+            failure.message
+        );
         let mut f = finished("", 0);
         f.stdout_overflow = true;
         assert!(evaluate_call(&f, PINNED, Duration::from_secs(7))

@@ -23,7 +23,8 @@
 //!   - `two-results`: two result lines;
 //!   - `plain`: plain text on stdout, exit 0;
 //!   - `crash`: a message on stderr, nothing on stdout, exit 3;
-//!   - `hang`: starts a helper process (it stays in the fake's process group), then never answers.
+//!   - `hang`: starts a helper process (it stays in the fake's process group), then never answers;
+//!   - `answer-leaving-helper`: starts a helper that keeps stdout open, answers well and exits.
 //! - `fake-claude.log` — written by the fake: one JSON line per run with its argv, cwd, the
 //!   entries of the cwd at start, the complete environment, stdin, the system prompt file's
 //!   contents, its pid and process group (and the helper's pid for `hang`).
@@ -115,7 +116,8 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
             "none"
         };
         let logged_in = control.logged_in || method == "oauth_token";
-        let status = json!({"loggedIn": logged_in, "authMethod": method, "apiProvider": "firstParty"});
+        let status =
+            json!({"loggedIn": logged_in, "authMethod": method, "apiProvider": "firstParty"});
         println!("{}", serde_json::to_string_pretty(&status).unwrap());
         return if logged_in { 0 } else { 1 };
     }
@@ -139,17 +141,21 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
     let mut extra = Map::new();
     extra.insert("call_index".into(), json!(index));
     extra.insert("behaviour".into(), json!(behaviour));
-    if behaviour == "hang" {
+    if behaviour == "hang" || behaviour == "answer-leaving-helper" {
+        // The helper inherits stdout and stderr, so those pipes stay open as long as it runs.
+        // It is left behind on purpose: the judge must clean it up.
+        #[allow(clippy::zombie_processes)]
         let sleeper = std::process::Command::new(std::env::current_exe().unwrap())
             .arg(SLEEPER_ARG)
             .spawn()
             .expect("start the sleeper");
         extra.insert("helper_pid".into(), json!(sleeper.id()));
-        log(home, "call", args, &stdin, system_prompt.as_deref(), extra);
+    }
+    log(home, "call", args, &stdin, system_prompt.as_deref(), extra);
+    if behaviour == "hang" {
         std::thread::sleep(Duration::from_secs(3600));
         return 0;
     }
-    log(home, "call", args, &stdin, system_prompt.as_deref(), extra);
 
     if stdin.trim().is_empty() {
         eprintln!("Error: Input must be provided either through stdin or as a prompt argument when using --print");
@@ -166,12 +172,17 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
     let good_answer = || answer_for(&system_prompt, &stdin);
 
     match behaviour.as_str() {
-        "answer" => out.answer(&requested, &good_answer()),
-        "garbage" => out.answer(&requested, "I have reviewed the tool and it looks reasonable to me."),
+        "answer" | "answer-leaving-helper" => out.answer(&requested, &good_answer()),
+        "garbage" => out.answer(
+            &requested,
+            "I have reviewed the tool and it looks reasonable to me.",
+        ),
         "synthetic" => out.answer("<synthetic>", "No response requested."),
         "refusal-fallback" => {
-            out.line(json!({"type": "system", "subtype": "model_refusal_fallback",
-                "from_model": requested, "to_model": "claude-sonnet-4-6"}));
+            out.line(
+                json!({"type": "system", "subtype": "model_refusal_fallback",
+                "from_model": requested, "to_model": "claude-sonnet-4-6"}),
+            );
             out.answer(&requested, &good_answer())
         }
         "two-results" => {
@@ -264,9 +275,7 @@ fn parse_print_options(args: &[String]) -> Result<BTreeMap<String, String>, Stri
     if options.get("--output-format").map(String::as_str) == Some("stream-json")
         && !options.contains_key("--verbose")
     {
-        return Err(
-            "When using --print, --output-format=stream-json requires --verbose".into(),
-        );
+        return Err("When using --print, --output-format=stream-json requires --verbose".into());
     }
     Ok(options)
 }
@@ -304,7 +313,12 @@ fn log(
         .unwrap_or_default();
     cwd_entries.sort();
     let env: BTreeMap<String, String> = std::env::vars_os()
-        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
         .collect();
     #[cfg(unix)]
     // SAFETY: getpgrp has no preconditions.
@@ -330,7 +344,8 @@ fn log(
         .append(true)
         .open(home.join("fake-claude.log"))
         .expect("open the fake's log");
-    file.write_all(line.as_bytes()).expect("write the fake's log");
+    file.write_all(line.as_bytes())
+        .expect("write the fake's log");
 }
 
 /// Writes stream-json lines in the shape the real CLI uses.
@@ -348,7 +363,8 @@ impl Stream {
             serial: 0,
         };
         if options.contains_key("--safe-mode") {
-            stream.line(json!({"type": "system", "subtype": "ui_invalidate", "event": "ui.render"}));
+            stream
+                .line(json!({"type": "system", "subtype": "ui_invalidate", "event": "ui.render"}));
         }
         let tools: Vec<&str> = match options.get("--tools").map(String::as_str) {
             Some("") => vec![],
@@ -499,15 +515,46 @@ fn tool_answer(user_prompt: &str) -> Value {
             ),
             (
                 "usage_guidelines",
-                (1 + hits(&["use when", "use this", "instead", "do not", "don't", "prefer", "only when", "before"])).min(5),
+                (1 + hits(&[
+                    "use when",
+                    "use this",
+                    "instead",
+                    "do not",
+                    "don't",
+                    "prefer",
+                    "only when",
+                    "before",
+                ]))
+                .min(5),
             ),
             (
                 "behavioral_transparency",
-                (1 + hits(&["returns", "read-only", "error", "fails", "side effect", "idempotent", "rate limit", "deletes", "modifies"])).min(5),
+                (1 + hits(&[
+                    "returns",
+                    "read-only",
+                    "error",
+                    "fails",
+                    "side effect",
+                    "idempotent",
+                    "rate limit",
+                    "deletes",
+                    "modifies",
+                ]))
+                .min(5),
             ),
             (
                 "parameter_semantics",
-                (1 + hits(&["parameter", "argument", "`", "e.g.", "for example", "format", "must be", "defaults to"])).min(5),
+                (1 + hits(&[
+                    "parameter",
+                    "argument",
+                    "`",
+                    "e.g.",
+                    "for example",
+                    "format",
+                    "must be",
+                    "defaults to",
+                ]))
+                .min(5),
             ),
             (
                 "conciseness_structure",

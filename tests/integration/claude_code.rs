@@ -49,7 +49,8 @@ fn tool_question(description: &str) -> Question {
     }
 }
 
-const GOOD_DESCRIPTION: &str = "Returns the text of one file in the workspace. Use this instead of \
+const GOOD_DESCRIPTION: &str =
+    "Returns the text of one file in the workspace. Use this instead of \
 list_files when you already know the path; it is read-only and fails with an error when the file \
 does not exist. The `path` parameter must be relative, e.g. src/main.rs.";
 
@@ -201,7 +202,11 @@ fn token_mode_call_has_the_pinned_flags_an_empty_cwd_and_a_clean_environment() {
     assert_eq!(call["stdin"], question.user.as_str());
 
     let cwd = PathBuf::from(call["cwd"].as_str().unwrap());
-    assert_eq!(call["cwd_entries"], json!([]), "the working directory is empty");
+    assert_eq!(
+        call["cwd_entries"],
+        json!([]),
+        "the working directory is empty"
+    );
     assert!(
         !Path::new(&system_file).starts_with(&cwd),
         "the system prompt file is outside the working directory"
@@ -210,7 +215,13 @@ fn token_mode_call_has_the_pinned_flags_an_empty_cwd_and_a_clean_environment() {
     let env = call["env"].as_object().unwrap();
     let mut expected: BTreeSet<String> = FIXED_KEYS.iter().map(|s| s.to_string()).collect();
     expected.extend(
-        ["PATH", "HOME", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR"].map(String::from),
+        [
+            "PATH",
+            "HOME",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "CLAUDE_CONFIG_DIR",
+        ]
+        .map(String::from),
     );
     assert_eq!(env_keys(call), expected);
     assert_eq!(env["CLAUDE_CODE_OAUTH_TOKEN"], TOKEN);
@@ -252,7 +263,10 @@ const HOST_SECRETS: &[(&str, &str)] = &[
     ("ANTHROPIC_MODEL", "claude-sonnet-4-6"),
     ("CLAUDE_CODE_USE_BEDROCK", "1"),
     ("CLAUDE_CONFIG_DIR", "/host/claude-config-must-not-leak"),
-    ("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-host-token-must-not-leak"),
+    (
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "sk-ant-oat01-host-token-must-not-leak",
+    ),
 ];
 
 /// Runs [`host_environment_probe`] in a copy of this test binary whose environment holds
@@ -319,7 +333,10 @@ fn answers_follow_the_prompt_so_a_worse_description_scores_lower() {
     let good = total(GOOD_DESCRIPTION);
     let poor = total("Reads a file");
     let empty = total("");
-    assert!(good > poor && poor > empty, "good {good}, poor {poor}, empty {empty}");
+    assert!(
+        good > poor && poor > empty,
+        "good {good}, poor {poor}, empty {empty}"
+    );
     assert_eq!(empty, 6, "an empty description scores 1 everywhere");
 
     let coherence = Question {
@@ -393,7 +410,10 @@ fn every_refusal_is_a_retryable_call_failure_that_says_why() {
             .into_iter()
             .flatten()
         {
-            assert!(!text.contains(TOKEN), "{behaviour}: the token leaked: {text}");
+            assert!(
+                !text.contains(TOKEN),
+                "{behaviour}: the token leaked: {text}"
+            );
         }
         if *behaviour == "crash" {
             assert!(failure
@@ -404,9 +424,17 @@ fn every_refusal_is_a_retryable_call_failure_that_says_why() {
         }
         if *behaviour == "error:401" {
             // The fake echoed the token into the result text and stderr; both are masked.
-            assert!(failure.message.contains("[REDACTED]"), "{}", failure.message);
             assert!(
-                failure.detail.as_deref().unwrap_or("").contains("bearer [REDACTED]"),
+                failure.message.contains("[REDACTED]"),
+                "{}",
+                failure.message
+            );
+            assert!(
+                failure
+                    .detail
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("bearer [REDACTED]"),
                 "{:?}",
                 failure.detail
             );
@@ -446,7 +474,30 @@ fn a_hanging_cli_is_stopped_at_the_timeout_with_everything_it_started() {
         assert!(wait_until_gone(pid), "process {pid} is still running");
     }
     let cwd = PathBuf::from(call["cwd"].as_str().unwrap());
-    assert!(!cwd.parent().unwrap().exists(), "the call's directory was left behind");
+    assert!(
+        !cwd.parent().unwrap().exists(),
+        "the call's directory was left behind"
+    );
+}
+
+#[test]
+fn helpers_the_cli_leaves_behind_are_killed_and_do_not_delay_the_answer() {
+    let fake = FakeCli::new(json!({"calls": ["answer-leaving-helper"]}));
+    let mut config = fake.config(true);
+    config.timeout = Duration::from_secs(20);
+    let judge = ClaudeCodeJudge::new(config).unwrap();
+    let started = Instant::now();
+    let reply = ask(&judge, &tool_question(GOOD_DESCRIPTION)).unwrap();
+    parse_tool_answer(&reply.text).unwrap();
+    // The helper holds the output pipes open; waiting for them to close would last until the
+    // time limit.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    let helper = fake.calls()[0]["helper_pid"].as_u64().unwrap();
+    assert!(wait_until_gone(helper), "helper {helper} is still running");
 }
 
 /// True once `pid` no longer runs (gone, or a zombie waiting for a reaper that is not us).
@@ -702,9 +753,9 @@ fn real_cli_answer_from_a_substituted_model_is_refused() {
     eprintln!("refusal: {}", failure.message);
     assert!(failure.retryable);
     assert!(
-        failure
-            .message
-            .contains("the answer came from model `claude-sonnet-4-6`, not the pinned `claude-opus-5-5`"),
+        failure.message.contains(
+            "the answer came from model `claude-sonnet-4-6`, not the pinned `claude-opus-5-5`"
+        ),
         "{}\n{:?}",
         failure.message,
         failure.detail
