@@ -45,6 +45,8 @@ use crate::redact;
 /// picks one itself (it sent `medium` in the recorded request), which would make scores depend
 /// on the CLI's defaults.
 pub const DEFAULT_EFFORT: &str = "high";
+/// The values `--effort` accepts in the pinned CLI.
+pub const EFFORT_LEVELS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
 /// Per-call limit; a call still running then is stopped and counts as a failed attempt.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);
 /// `CLAUDE_CODE_MAX_RETRIES` for the CLI's own HTTP retries (its default is 10, which can keep
@@ -198,12 +200,12 @@ impl ClaudeCodeJudge {
             return Err(Error::new(Stage::Config, "the judge model is empty")
                 .with_advice("set `model` in the pins"));
         }
-        if config.effort.trim().is_empty() || config.effort.starts_with('-') {
+        if !EFFORT_LEVELS.contains(&config.effort.as_str()) {
             return Err(Error::new(
                 Stage::Config,
-                format!("`{}` is not an effort level", config.effort),
+                format!("`{}` is not an effort level of Claude Code", config.effort),
             )
-            .with_advice("use one of low, medium, high, xhigh, max"));
+            .with_advice(format!("use one of {}", EFFORT_LEVELS.join(", "))));
         }
         if let Some(url) = &config.base_url {
             check_base_url(url)?;
@@ -1191,6 +1193,33 @@ mod tests {
             redact::redact("to https://user:pw-abcdefgh@gw.example"),
             "to https://[REDACTED]@gw.example"
         );
+    }
+
+    #[test]
+    fn configuration_mistakes_are_refused_before_anything_runs() {
+        let mut config = ClaudeCodeConfig::new(PINNED, "2.1.288");
+        config.program = Some(PathBuf::from("/nonexistent/claude"));
+        config.effort = "extreme".into();
+        let err = ClaudeCodeJudge::new(config.clone()).unwrap_err();
+        assert!(
+            err.cause.contains("`extreme` is not an effort level"),
+            "{}",
+            err.cause
+        );
+        config.effort = DEFAULT_EFFORT.into();
+        config.base_url = Some("localhost:8080".into());
+        let err = ClaudeCodeJudge::new(config.clone()).unwrap_err();
+        assert!(
+            err.cause.contains("not an http:// or https:// URL"),
+            "{}",
+            err.cause
+        );
+        config.base_url = None;
+        config.model = " ".into();
+        assert!(ClaudeCodeJudge::new(config)
+            .unwrap_err()
+            .cause
+            .contains("model is empty"));
     }
 
     #[test]
