@@ -7,6 +7,7 @@
 //! recorded answers (`recorded`).
 
 pub mod answer;
+pub mod claude_code;
 pub mod anthropic;
 pub mod http;
 pub mod openai;

@@ -1,3 +1,4 @@
+mod claude_code;
 mod http_judges;
 mod http_stub;
 mod loopback;

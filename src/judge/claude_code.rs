@@ -1,0 +1,1537 @@
+//! The pinned model through the Claude Code command line (`claude -p`).
+//!
+//! One `claude` process per question (notes `claude-code.md` §3):
+//!
+//! ```text
+//! claude -p --model <pinned> --system-prompt-file <call>/system.txt --tools ""
+//!   --strict-mcp-config --mcp-config {"mcpServers":{}} --setting-sources "" --safe-mode
+//!   --disable-slash-commands --no-session-persistence --effort <pinned>
+//!   --output-format stream-json --verbose          (user prompt on stdin)
+//! ```
+//!
+//! Why each part is there:
+//! - The system prompt goes through a file because one argv entry over 128 KiB fails on Linux; the
+//!   user prompt goes on stdin because list-taking flags such as `--tools ""` swallow a trailing
+//!   prompt argument, and a prompt starting with `/` would run as a slash command.
+//! - Each call runs in its own fresh, empty working directory (the CLI reads project settings,
+//!   CLAUDE.md and `.mcp.json` from there) which is removed afterwards.
+//! - The child's environment is built from nothing: `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN`
+//!   silently beat the OAuth token, and `ANTHROPIC_MODEL`, `CLAUDE_CODE_USE_BEDROCK` and the like
+//!   change which model answers. Only `PATH`, `HOME`, the token (as `CLAUDE_CODE_OAUTH_TOKEN`, with
+//!   an empty per-call `CLAUDE_CONFIG_DIR`), the switches below and the optional base URL go in.
+//! - `--output-format stream-json --verbose` is read instead of the JSON envelope because the
+//!   envelope's `modelUsage` is keyed by the model that was *asked for*: only the raw assistant
+//!   messages' `message.model` shows which model answered.
+//!
+//! The scorer bounds how many calls run at once and retries refused calls; this module asks once.
+
+use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+use super::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
+use crate::error::{Error, Stage};
+use crate::redact;
+
+/// The effort the gate pins when the caller does not choose one. Without `--effort` the CLI
+/// picks one itself (it sent `medium` in the recorded request), which would make scores depend
+/// on the CLI's defaults.
+pub const DEFAULT_EFFORT: &str = "high";
+/// The values `--effort` accepts in the pinned CLI.
+pub const EFFORT_LEVELS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
+/// Per-call limit; a call still running then is stopped and counts as a failed attempt.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);
+/// `CLAUDE_CODE_MAX_RETRIES` for the CLI's own HTTP retries (its default is 10, which can keep
+/// one call busy for minutes; the gate retries refused calls itself).
+pub const DEFAULT_CLI_MAX_RETRIES: u32 = 3;
+/// The CLI clamps `CLAUDE_CODE_MAX_RETRIES` to this.
+const CLI_MAX_RETRIES_CEILING: u32 = 15;
+/// Time between SIGTERM and SIGKILL when a call is stopped.
+const KILL_GRACE: Duration = Duration::from_secs(3);
+/// How long the pipes may stay open after the CLI and its process group are gone.
+const PIPE_DRAIN: Duration = Duration::from_secs(5);
+/// Limit for `claude --version` and `claude auth status`.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+/// A judge answer is a few kilobytes; a stream larger than this is refused, not buffered.
+const STDOUT_LIMIT: usize = 32 * 1024 * 1024;
+/// How much of the end of stderr is kept for messages.
+const STDERR_TAIL: usize = 16 * 1024;
+/// How much of a refused text (a result, stdout) a message quotes.
+const QUOTE_LIMIT: usize = 600;
+
+/// Environment switches set for every call (notes `claude-code.md` §3 and §5).
+const FIXED_ENV: &[(&str, &str)] = &[
+    // No telemetry, error reporting, auto-update or feedback traffic: only the API host is reached.
+    ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    // No CLAUDE.md of any kind (managed ones included) and no auto-memory in the prompt.
+    ("CLAUDE_CODE_DISABLE_CLAUDE_MDS", "1"),
+    ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1"),
+    // Never substitute another model, neither on access problems nor on a refusal.
+    ("CLAUDE_CODE_NO_MODEL_FALLBACK", "1"),
+    ("CLAUDE_CODE_DISABLE_REFUSAL_FALLBACK", "1"),
+    // No claude.ai connectors as MCP servers (belt and braces with --strict-mcp-config).
+    ("ENABLE_CLAUDEAI_MCP_SERVERS", "false"),
+];
+
+/// A `claude setup-token` token read from a named environment variable.
+#[derive(Clone)]
+pub struct OauthToken {
+    env_name: String,
+    value: String,
+}
+
+impl std::fmt::Debug for OauthToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OauthToken")
+            .field("env_name", &self.env_name)
+            .field("value", &redact::MASK)
+            .finish()
+    }
+}
+
+impl OauthToken {
+    /// Reads the token from the environment variable `name` (`--token-env NAME`) and registers
+    /// it with [`crate::redact`]. An unset or empty variable is INVALID: silently falling back to
+    /// the local login would score with other credentials than the user asked for.
+    pub fn from_env(name: &str) -> Result<Self, Error> {
+        match std::env::var(name) {
+            Ok(value) if !value.trim().is_empty() => Ok(Self::new(name, value)),
+            Ok(_) => Err(Error::new(
+                Stage::Judge,
+                format!("the token variable `{name}` is empty"),
+            )
+            .with_advice(format!(
+                "create a token with `claude setup-token` and store it in `{name}` (in CI, as a secret)"
+            ))),
+            Err(std::env::VarError::NotPresent) => Err(Error::new(
+                Stage::Judge,
+                format!("the token variable `{name}` is not set"),
+            )
+            .with_advice(format!(
+                "create a token with `claude setup-token` and store it in `{name}` (in CI, as a secret), or drop `--token-env` to use the local `claude` login"
+            ))),
+            Err(std::env::VarError::NotUnicode(_)) => Err(Error::new(
+                Stage::Judge,
+                format!("the token variable `{name}` is not valid UTF-8"),
+            )
+            .with_advice("store the token exactly as `claude setup-token` printed it")),
+        }
+    }
+
+    /// A token given directly; `env_name` only names it in messages.
+    pub fn new(env_name: impl Into<String>, value: impl Into<String>) -> Self {
+        let value = value.into().trim().to_string();
+        redact::register_secret(&value);
+        OauthToken {
+            env_name: env_name.into(),
+            value,
+        }
+    }
+
+    pub fn env_name(&self) -> &str {
+        &self.env_name
+    }
+}
+
+/// How to run the judge.
+#[derive(Debug, Clone)]
+pub struct ClaudeCodeConfig {
+    /// The `claude` to run: a path, or a bare name looked up on `PATH`. `None` means `claude`.
+    pub program: Option<PathBuf>,
+    /// The pinned model (`claude-opus-5-5`); every answer must come from it.
+    pub model: String,
+    /// The pinned CLI version (`2.1.288`); another one is a warning, not a failure.
+    pub cli_version: String,
+    /// `--effort` (`low`, `medium`, `high`, `xhigh`, `max`).
+    pub effort: String,
+    /// `Some`: token mode. `None`: the local login under `home`.
+    pub token: Option<OauthToken>,
+    /// The `HOME` the CLI runs with (its local login lives under it). Defaults to the user's home.
+    pub home: Option<PathBuf>,
+    /// `ANTHROPIC_BASE_URL` for the CLI: an API gateway, or a loopback stand-in in tests. Never
+    /// taken from the environment; only this option sets it.
+    pub base_url: Option<String>,
+    /// Per-call limit (default 180 s).
+    pub timeout: Duration,
+    /// `CLAUDE_CODE_MAX_RETRIES` (the CLI's own retries of HTTP 429/5xx/529; at most 15).
+    pub cli_max_retries: u32,
+}
+
+impl ClaudeCodeConfig {
+    /// The defaults: `claude` from `PATH`, the local login, effort [`DEFAULT_EFFORT`], timeout
+    /// [`DEFAULT_TIMEOUT`], [`DEFAULT_CLI_MAX_RETRIES`] CLI retries.
+    pub fn new(model: impl Into<String>, cli_version: impl Into<String>) -> Self {
+        ClaudeCodeConfig {
+            program: None,
+            model: model.into(),
+            cli_version: cli_version.into(),
+            effort: DEFAULT_EFFORT.to_string(),
+            token: None,
+            home: dirs::home_dir(),
+            base_url: None,
+            timeout: DEFAULT_TIMEOUT,
+            cli_max_retries: DEFAULT_CLI_MAX_RETRIES,
+        }
+    }
+}
+
+/// The Claude Code judge. Build it with [`ClaudeCodeJudge::new`].
+#[derive(Debug)]
+pub struct ClaudeCodeJudge {
+    config: ClaudeCodeConfig,
+    program: PathBuf,
+    path_var: Option<OsString>,
+    /// What `claude --version` reported (set by the preflight).
+    probed_version: OnceLock<String>,
+}
+
+impl ClaudeCodeJudge {
+    /// Checks the configuration and finds `claude`; it runs nothing yet (see [`Judge::preflight`]).
+    pub fn new(config: ClaudeCodeConfig) -> Result<Self, Error> {
+        if config.model.trim().is_empty() {
+            return Err(Error::new(Stage::Config, "the judge model is empty")
+                .with_advice("set `model` in the pins"));
+        }
+        if !EFFORT_LEVELS.contains(&config.effort.as_str()) {
+            return Err(Error::new(
+                Stage::Config,
+                format!("`{}` is not an effort level of Claude Code", config.effort),
+            )
+            .with_advice(format!("use one of {}", EFFORT_LEVELS.join(", "))));
+        }
+        if let Some(url) = &config.base_url {
+            check_base_url(url)?;
+        }
+        let path_var = std::env::var_os("PATH");
+        let program = resolve_program(config.program.as_deref(), path_var.as_deref())?;
+        Ok(ClaudeCodeJudge {
+            config,
+            program,
+            path_var,
+            probed_version: OnceLock::new(),
+        })
+    }
+
+    /// The resolved `claude` executable.
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    pub fn config(&self) -> &ClaudeCodeConfig {
+        &self.config
+    }
+
+    /// The argv after the program for one call.
+    fn call_args(&self, system_prompt_file: &Path) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::with_capacity(24);
+        let mut push = |s: &str| args.push(OsString::from(s));
+        push("-p");
+        push("--model");
+        push(&self.config.model);
+        push("--system-prompt-file");
+        args.push(system_prompt_file.as_os_str().to_owned());
+        for item in [
+            "--tools",
+            "",
+            "--strict-mcp-config",
+            "--mcp-config",
+            r#"{"mcpServers":{}}"#,
+            "--setting-sources",
+            "",
+            "--safe-mode",
+            "--disable-slash-commands",
+            "--no-session-persistence",
+            "--effort",
+            &self.config.effort,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ] {
+            args.push(OsString::from(item));
+        }
+        args
+    }
+
+    /// The complete environment of a child (it starts from nothing). `config_dir` is the empty
+    /// per-call `CLAUDE_CONFIG_DIR`, used in token mode only: with the local login the
+    /// credentials live in the default one.
+    fn child_env(&self, config_dir: Option<&Path>) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = Vec::new();
+        if let Some(path) = &self.path_var {
+            env.push(("PATH".into(), path.clone()));
+        }
+        if let Some(home) = &self.config.home {
+            env.push(("HOME".into(), home.as_os_str().to_owned()));
+        }
+        // Windows programs need these to start at all; none of them carries a credential.
+        #[cfg(windows)]
+        for name in [
+            "SystemRoot",
+            "USERPROFILE",
+            "APPDATA",
+            "LOCALAPPDATA",
+            "TEMP",
+            "TMP",
+        ] {
+            if let Some(value) = std::env::var_os(name) {
+                env.push((name.into(), value));
+            }
+        }
+        for (name, value) in FIXED_ENV {
+            env.push(((*name).into(), (*value).into()));
+        }
+        env.push((
+            "CLAUDE_CODE_MAX_RETRIES".into(),
+            self.config
+                .cli_max_retries
+                .min(CLI_MAX_RETRIES_CEILING)
+                .to_string()
+                .into(),
+        ));
+        if let Some(token) = &self.config.token {
+            env.push(("CLAUDE_CODE_OAUTH_TOKEN".into(), token.value.clone().into()));
+            if let Some(dir) = config_dir {
+                env.push(("CLAUDE_CONFIG_DIR".into(), dir.as_os_str().to_owned()));
+            }
+        }
+        if let Some(url) = &self.config.base_url {
+            env.push(("ANTHROPIC_BASE_URL".into(), url.into()));
+        }
+        env
+    }
+
+    fn command(&self, args: &[OsString], cwd: &Path, config_dir: Option<&Path>) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(args).current_dir(cwd).env_clear();
+        command.envs(self.child_env(config_dir));
+        command
+    }
+
+    /// Runs a short command of the CLI (`--version`, `auth status`) in an empty directory.
+    async fn probe(&self, args: &[&str]) -> Result<Finished, Error> {
+        let scratch = CallDirs::create(self.config.token.is_some()).map_err(|e| {
+            Error::io(
+                Stage::Judge,
+                "cannot create a temporary directory for the judge",
+                e,
+            )
+        })?;
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let command = self.command(&args, &scratch.work, scratch.config.as_deref());
+        let finished = run_bounded(command, &[], PROBE_TIMEOUT)
+            .await
+            .map_err(|e| {
+                self.spawn_error(e)
+                    .context(format!("running `claude {}`", display_args(&args)))
+            })?;
+        scratch.remove();
+        Ok(finished)
+    }
+
+    fn spawn_error(&self, err: std::io::Error) -> Error {
+        Error::new(
+            Stage::Judge,
+            format!("cannot start `{}`: {err}", self.program.display()),
+        )
+        .with_advice(INSTALL_ADVICE)
+    }
+
+    /// `claude --version`: the first word of its output.
+    async fn probe_version(&self) -> Result<String, Error> {
+        let finished = self.probe(&["--version"]).await?;
+        let stdout = String::from_utf8_lossy(&finished.stdout);
+        let version = stdout.split_whitespace().next().unwrap_or("").to_string();
+        if finished.timed_out || !finished.status.success() || version.is_empty() {
+            return Err(Error::new(
+                Stage::Judge,
+                format!(
+                    "`{} --version` did not report a version ({})",
+                    self.program.display(),
+                    finished.outcome()
+                ),
+            )
+            .with_advice(INSTALL_ADVICE)
+            .with_detail("stdout", redact::redact(&quote(&stdout)))
+            .with_detail("stderr", redact::redact(&finished.stderr_text())));
+        }
+        Ok(version)
+    }
+
+    /// `claude auth status` for the local login: free (no API call) and catches the most common
+    /// setup mistake before any export work. It does not validate a token.
+    async fn check_login(&self) -> Result<(), Error> {
+        let finished = self.probe(&["auth", "status"]).await?;
+        let stdout = String::from_utf8_lossy(&finished.stdout);
+        let status: Option<Map<String, Value>> = serde_json::from_str(stdout.trim()).ok();
+        let logged_in = status
+            .as_ref()
+            .and_then(|s| s.get("loggedIn"))
+            .and_then(Value::as_bool);
+        match logged_in {
+            Some(true) if !finished.timed_out => Ok(()),
+            Some(_) => Err(Error::new(
+                Stage::Judge,
+                "Claude Code is not logged in on this machine (`claude auth status` reports loggedIn false)",
+            )
+            .with_advice(NOT_LOGGED_IN_ADVICE)),
+            None => Err(Error::new(
+                Stage::Judge,
+                format!(
+                    "`claude auth status` gave no login status ({})",
+                    finished.outcome()
+                ),
+            )
+            .with_advice(NOT_LOGGED_IN_ADVICE)
+            .with_detail("stdout", redact::redact(&quote(&stdout)))
+            .with_detail("stderr", redact::redact(&finished.stderr_text()))),
+        }
+    }
+}
+
+const INSTALL_ADVICE: &str = "install the pinned Claude Code CLI with `npm ci` in the `tdqs/` folder of tdqs-gate and put `tdqs/node_modules/.bin` on PATH (or install @anthropic-ai/claude-code at the pinned version globally)";
+
+const NOT_LOGGED_IN_ADVICE: &str = "log in once with `claude` (then `/login`), or create a long-lived token with `claude setup-token`, store it in an environment variable (a CI secret) and pass `--token-env NAME`";
+
+#[async_trait]
+impl Judge for ClaudeCodeJudge {
+    fn info(&self) -> JudgeInfo {
+        let mut settings = Map::new();
+        settings.insert(
+            "cli".into(),
+            Value::String(self.program.display().to_string()),
+        );
+        settings.insert(
+            "cliVersion".into(),
+            self.probed_version
+                .get()
+                .map(|v| Value::String(v.clone()))
+                .unwrap_or(Value::Null),
+        );
+        settings.insert("pinnedCliVersion".into(), json!(self.config.cli_version));
+        settings.insert("effort".into(), json!(self.config.effort));
+        if let Some(url) = &self.config.base_url {
+            settings.insert("baseUrl".into(), json!(strip_userinfo(url)));
+        }
+        JudgeInfo {
+            mode: "claude-code".to_string(),
+            model: self.config.model.clone(),
+            model_judged: true,
+            settings: Value::Object(settings),
+        }
+    }
+
+    async fn preflight(&self) -> Result<Vec<String>, Error> {
+        let mut warnings = Vec::new();
+        let version = match self.probed_version.get() {
+            Some(v) => v.clone(),
+            None => {
+                let v = self.probe_version().await?;
+                let _ = self.probed_version.set(v.clone());
+                v
+            }
+        };
+        if let Some(warning) = version_warning(&version, &self.config.cli_version) {
+            warnings.push(warning);
+        }
+        if self.config.token.is_none() {
+            self.check_login().await?;
+        }
+        Ok(warnings)
+    }
+
+    async fn ask(&self, question: &Question) -> Result<Reply, CallFailure> {
+        check_prompts(question)?;
+        let dirs = CallDirs::create(self.config.token.is_some()).map_err(|e| {
+            CallFailure::fatal(format!(
+                "cannot create a temporary directory for the judge: {e}"
+            ))
+        })?;
+        std::fs::write(&dirs.system_prompt, question.system.as_bytes()).map_err(|e| {
+            CallFailure::fatal(format!(
+                "cannot write the system prompt to {}: {e}",
+                dirs.system_prompt.display()
+            ))
+        })?;
+        let args = self.call_args(&dirs.system_prompt);
+        let command = self.command(&args, &dirs.work, dirs.config.as_deref());
+        let finished = run_bounded(command, question.user.as_bytes(), self.config.timeout)
+            .await
+            .map_err(|e| {
+                CallFailure::fatal(redact::redact(&format!(
+                    "cannot start `{}`: {e}",
+                    self.program.display()
+                )))
+            });
+        dirs.remove();
+        let finished = finished?;
+        evaluate_call(&finished, &self.config.model, self.config.timeout).map_err(|failure| {
+            CallFailure {
+                message: redact::redact(&failure.message),
+                retryable: failure.retryable,
+                detail: failure.detail.map(|d| redact::redact(&d)),
+            }
+        })
+    }
+}
+
+/// Refuses questions the CLI would mishandle: it needs a system prompt, and a user prompt that
+/// starts with `/` runs as a slash command even with `--disable-slash-commands` (it is then
+/// answered locally, without the model).
+fn check_prompts(question: &Question) -> Result<(), CallFailure> {
+    if question.system.trim().is_empty() {
+        return Err(CallFailure::fatal(
+            "the judge was asked a question without a system prompt",
+        ));
+    }
+    if question.user.trim().is_empty() {
+        return Err(CallFailure::fatal(
+            "the judge was asked a question with an empty user prompt",
+        ));
+    }
+    if question.user.trim_start().starts_with('/') {
+        return Err(CallFailure::fatal(
+            "the user prompt starts with `/`, which Claude Code would run as a slash command instead of asking the model",
+        ));
+    }
+    Ok(())
+}
+
+/// The warning for a CLI of another version than the pinned one.
+fn version_warning(reported: &str, pinned: &str) -> Option<String> {
+    (reported != pinned).then(|| {
+        format!(
+            "the Claude Code CLI reports version {reported}, but the pins name {pinned}: the request the model sees differs between versions, so these scores may not match the calibrated ones (install the pinned one with `npm ci` in tdqs/)"
+        )
+    })
+}
+
+/// Finds the executable to run. A bare name is looked up on `path_var`; a path is taken as is.
+fn resolve_program(program: Option<&Path>, path_var: Option<&OsStr>) -> Result<PathBuf, Error> {
+    let requested = program.unwrap_or(Path::new("claude"));
+    let found = if requested.components().count() > 1 || requested.is_absolute() {
+        is_executable_file(requested).then(|| requested.to_path_buf())
+    } else {
+        search_path(requested.as_os_str(), path_var)
+    };
+    let Some(found) = found else {
+        let cause = if program.is_none() {
+            "the Claude Code CLI `claude` was not found on PATH".to_string()
+        } else {
+            format!(
+                "the Claude Code CLI `{}` was not found or is not executable",
+                requested.display()
+            )
+        };
+        return Err(Error::new(Stage::Judge, cause).with_advice(INSTALL_ADVICE));
+    };
+    if cfg!(windows) && is_batch_wrapper(&found) {
+        return Err(Error::new(
+            Stage::Judge,
+            format!(
+                "`{}` is a batch-file wrapper, which cannot pass the prompts to Claude Code intact",
+                found.display()
+            ),
+        )
+        .with_advice(
+            "point the judge at the native executable, node_modules/@anthropic-ai/claude-code/bin/claude.exe in tdqs/",
+        ));
+    }
+    Ok(found)
+}
+
+/// True for `.cmd` and `.bat` files: Windows runs them through `cmd.exe`, whose quoting rules
+/// mangle arguments such as the empty `--tools ""` and the JSON of `--mcp-config`.
+pub fn is_batch_wrapper(path: &Path) -> bool {
+    path.extension()
+        .and_then(OsStr::to_str)
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("cmd") || ext.eq_ignore_ascii_case("bat"))
+}
+
+fn search_path(name: &OsStr, path_var: Option<&OsStr>) -> Option<PathBuf> {
+    let path_var = path_var?;
+    // On Windows the CLI is `claude.exe`; `.cmd`/`.bat` are found too, so that they can be
+    // refused with a clear message instead of "not found".
+    let suffixes: &[&str] = if cfg!(windows) {
+        &["", ".exe", ".cmd", ".bat"]
+    } else {
+        &[""]
+    };
+    for dir in std::env::split_paths(path_var) {
+        if dir.as_os_str().is_empty() {
+            continue;
+        }
+        for suffix in suffixes {
+            let mut file_name = name.to_owned();
+            file_name.push(suffix);
+            let candidate = dir.join(&file_name);
+            if is_executable_file(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if !meta.is_file() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
+}
+
+/// Accepts `http://` and `https://` URLs; anything else is a usage error. Credentials in the
+/// URL are registered as secrets so that they never show.
+fn check_base_url(url: &str) -> Result<(), Error> {
+    let lower = url.to_ascii_lowercase();
+    let Some(rest) = lower
+        .strip_prefix("http://")
+        .or_else(|| lower.strip_prefix("https://"))
+    else {
+        return Err(Error::usage(format!(
+            "the judge base URL `{}` is not an http:// or https:// URL",
+            strip_userinfo(url)
+        ))
+        .with_advice("give the API's base URL, e.g. https://gateway.example/anthropic"));
+    };
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(Error::usage(format!(
+            "the judge base URL `{}` has no host",
+            strip_userinfo(url)
+        )));
+    }
+    if let Some(userinfo) = userinfo(url) {
+        redact::register_secret(userinfo);
+    }
+    Ok(())
+}
+
+/// The `user:password` part of a URL, if any.
+fn userinfo(url: &str) -> Option<&str> {
+    let start = url.find("://")? + 3;
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    let at = url[start..authority_end].rfind('@')?;
+    Some(&url[start..start + at])
+}
+
+/// The URL without its `user:password@` part, for reports.
+fn strip_userinfo(url: &str) -> String {
+    match userinfo(url) {
+        Some(info) => url.replacen(&format!("{info}@"), "", 1),
+        None => url.to_string(),
+    }
+}
+
+/// The per-call temporary directory:
+/// `<tmp>/tdqs-judge-XXXX/{system.txt, work/, config/}`. `work` is the CLI's empty working
+/// directory (the system prompt file sits outside it, so it stays empty); `config` is the empty
+/// `CLAUDE_CONFIG_DIR` in token mode.
+struct CallDirs {
+    root: tempfile::TempDir,
+    work: PathBuf,
+    system_prompt: PathBuf,
+    config: Option<PathBuf>,
+}
+
+impl CallDirs {
+    fn create(with_config_dir: bool) -> std::io::Result<Self> {
+        let root = tempfile::Builder::new().prefix("tdqs-judge-").tempdir()?;
+        let work = root.path().join("work");
+        std::fs::create_dir(&work)?;
+        let config = if with_config_dir {
+            let dir = root.path().join("config");
+            std::fs::create_dir(&dir)?;
+            Some(dir)
+        } else {
+            None
+        };
+        Ok(CallDirs {
+            system_prompt: root.path().join("system.txt"),
+            root,
+            work,
+            config,
+        })
+    }
+
+    /// Removes the directory now. A failure cannot be reported usefully from here; the
+    /// `TempDir` would try again on drop anyway.
+    fn remove(self) {
+        let _ = self.root.close();
+    }
+}
+
+/// What a bounded child run produced.
+#[derive(Debug)]
+struct Finished {
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    /// True when stdout went past [`STDOUT_LIMIT`] (the excess was discarded).
+    stdout_overflow: bool,
+    stderr_tail: Vec<u8>,
+    timed_out: bool,
+}
+
+impl Finished {
+    fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr_tail)
+            .trim()
+            .to_string()
+    }
+
+    /// "exit status 1", "stopped after the time limit", …
+    fn outcome(&self) -> String {
+        if self.timed_out {
+            return "stopped at the time limit".to_string();
+        }
+        match self.status.code() {
+            Some(code) => format!("exit code {code}"),
+            None => format!("{}", self.status),
+        }
+    }
+}
+
+/// Runs `command` with `input` on stdin, collecting stdout and the tail of stderr while it runs,
+/// and stops it (its whole process group) after `limit`. Whatever the child started is killed
+/// when it is done, so no process outlives the call.
+async fn run_bounded(
+    mut command: Command,
+    input: &[u8],
+    limit: Duration,
+) -> std::io::Result<Finished> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // A dropped call (the run was interrupted) must not leave the CLI running.
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command.spawn()?;
+    let group = ProcessGroup(child.id());
+
+    // The pipes are served by their own tasks so that a child blocked on a full stdout, or one
+    // that reads its input only after writing, always makes progress.
+    let feeder = child.stdin.take().map(|mut pipe| {
+        let input = input.to_vec();
+        tokio::spawn(async move {
+            // A child that exits without reading its input closes the pipe: not our failure.
+            let _ = pipe.write_all(&input).await;
+            let _ = pipe.shutdown().await;
+        })
+    });
+    let stdout = Arc::new(Mutex::new(Captured::default()));
+    let stderr = Arc::new(Mutex::new(Captured::default()));
+    let readers =
+        [
+            child.stdout.take().map(|pipe| {
+                tokio::spawn(capture(pipe, Arc::clone(&stdout), Keep::Head(STDOUT_LIMIT)))
+            }),
+            child.stderr.take().map(|pipe| {
+                tokio::spawn(capture(pipe, Arc::clone(&stderr), Keep::Tail(STDERR_TAIL)))
+            }),
+        ];
+
+    let (status, timed_out) = match tokio::time::timeout(limit, child.wait()).await {
+        Ok(status) => (status?, false),
+        Err(_) => (terminate(&mut child).await?, true),
+    };
+    // Anything the CLI left behind in its group goes now; that also closes the pipes it held.
+    drop(group);
+    if let Some(feeder) = feeder {
+        feeder.abort();
+    }
+    for reader in readers.into_iter().flatten() {
+        // What was written is still in the pipe; a process outside the group that keeps it
+        // open (it would have to leave the group on purpose) only costs this bounded wait.
+        if tokio::time::timeout(PIPE_DRAIN, reader).await.is_err() {
+            break;
+        }
+    }
+    let take = |captured: &Mutex<Captured>| {
+        std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()))
+    };
+    let out = take(&stdout);
+    let err = take(&stderr);
+    Ok(Finished {
+        status,
+        stdout: out.bytes,
+        stdout_overflow: out.overflow,
+        stderr_tail: err.bytes,
+        timed_out,
+    })
+}
+
+/// SIGTERM to the group, SIGKILL after [`KILL_GRACE`], then reaps the child.
+async fn terminate(child: &mut tokio::process::Child) -> std::io::Result<ExitStatus> {
+    #[cfg(unix)]
+    if let Some(pid) = child.id() {
+        signal_group(pid, libc::SIGTERM);
+        if let Ok(status) = tokio::time::timeout(KILL_GRACE, child.wait()).await {
+            return status;
+        }
+        signal_group(pid, libc::SIGKILL);
+    }
+    let _ = child.start_kill();
+    child.wait().await
+}
+
+/// Kills whatever is left in the child's process group when dropped: helpers the CLI started,
+/// or everything if the call was abandoned before the CLI exited.
+struct ProcessGroup(Option<u32>);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0 {
+            signal_group(pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn signal_group(pgid: u32, signal: libc::c_int) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: killpg only sends a signal; the group is the one the child leads (it was spawned
+    // with process_group(0)). ESRCH (the group is gone) is the expected, ignored, outcome.
+    unsafe {
+        libc::killpg(pgid, signal);
+    }
+}
+
+/// Bytes read from one pipe.
+#[derive(Debug, Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    /// True when bytes beyond a [`Keep::Head`] limit were discarded.
+    overflow: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Keep {
+    /// The first n bytes (stdout: the stream is parsed from the start).
+    Head(usize),
+    /// The last n bytes (stderr: the end explains a failure).
+    Tail(usize),
+}
+
+/// Reads a pipe to its end into `into`, keeping what `keep` says; the rest is drained so the
+/// child never blocks on a full pipe.
+async fn capture<R: AsyncRead + Unpin>(mut pipe: R, into: Arc<Mutex<Captured>>, keep: Keep) {
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let mut captured = into.lock().unwrap_or_else(|e| e.into_inner());
+        match keep {
+            Keep::Head(limit) => {
+                let room = limit.saturating_sub(captured.bytes.len());
+                captured.bytes.extend_from_slice(&buf[..n.min(room)]);
+                captured.overflow |= n > room;
+            }
+            Keep::Tail(limit) => {
+                captured.bytes.extend_from_slice(&buf[..n]);
+                if captured.bytes.len() > limit * 2 {
+                    let excess = captured.bytes.len() - limit;
+                    captured.bytes.drain(..excess);
+                }
+            }
+        }
+    }
+}
+
+/// Judges a finished call: the stream must prove that the pinned model answered, once, without
+/// error. Every refusal is retryable (a later attempt may succeed); messages are not yet redacted.
+fn evaluate_call(finished: &Finished, pinned: &str, limit: Duration) -> Result<Reply, CallFailure> {
+    let stderr = finished.stderr_text();
+    let with_stderr = |failure: CallFailure| {
+        if stderr.is_empty() {
+            failure
+        } else {
+            failure.with_detail(format!(
+                "claude stderr (last lines):\n{}",
+                tail_lines(&stderr, 20)
+            ))
+        }
+    };
+    if finished.timed_out {
+        return Err(with_stderr(CallFailure::retryable(format!(
+            "Claude Code did not answer within {} s and was stopped",
+            limit.as_secs()
+        ))));
+    }
+    if finished.stdout_overflow {
+        return Err(CallFailure::retryable(format!(
+            "Claude Code wrote more than {} MiB to stdout; a judge answer is never that long",
+            STDOUT_LIMIT / (1024 * 1024)
+        )));
+    }
+    let stdout = String::from_utf8_lossy(&finished.stdout);
+    let stream = parse_stream(&stdout);
+
+    // An error result explains itself better than the exit code does, so it comes first.
+    if let Ok(events) = &stream {
+        if let Some(result) = events.results.first() {
+            if result.get("is_error").and_then(Value::as_bool) != Some(false) {
+                return Err(with_stderr(CallFailure::retryable(describe_error_result(
+                    result, finished,
+                ))));
+            }
+        }
+    }
+    if !finished.status.success() {
+        let problem = match &stream {
+            Ok(_) => String::new(),
+            Err(problem) => format!("; {problem}"),
+        };
+        return Err(with_stderr(CallFailure::retryable(format!(
+            "Claude Code failed ({}){problem}",
+            finished.outcome()
+        ))));
+    }
+    let events = stream.map_err(|problem| {
+        with_stderr(CallFailure::retryable(format!(
+            "Claude Code's output is not its stream-json stream: {problem}"
+        )))
+    })?;
+    check_events(&events, pinned).map_err(with_stderr)
+}
+
+/// The lines of a stream-json run that matter to the model check.
+#[derive(Debug, Default)]
+struct StreamEvents {
+    results: Vec<Map<String, Value>>,
+    /// `message.model` of every top-level assistant message, with its text for messages.
+    assistant: Vec<(String, String)>,
+    refusal_fallback: bool,
+}
+
+fn parse_stream(stdout: &str) -> Result<StreamEvents, String> {
+    let mut events = StreamEvents::default();
+    let mut lines = 0usize;
+    for (index, line) in stdout.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        lines += 1;
+        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(line) else {
+            return Err(format!(
+                "line {} is not a JSON object: {}",
+                index + 1,
+                quote(line)
+            ));
+        };
+        match event.get("type").and_then(Value::as_str) {
+            Some("result") => events.results.push(event),
+            Some("assistant") => {
+                // Messages of sub-agents carry their parent's tool id; the judge has no tools, so
+                // any such message is already suspicious, but only the top level is the answer.
+                let top_level = event.get("parent_tool_use_id").is_none_or(Value::is_null);
+                if top_level {
+                    let message = event.get("message");
+                    let model = message
+                        .and_then(|m| m.get("model"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    let text = message
+                        .and_then(|m| m.get("content"))
+                        .and_then(Value::as_array)
+                        .map(|blocks| {
+                            blocks
+                                .iter()
+                                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                                .collect::<Vec<_>>()
+                                .join("")
+                        })
+                        .unwrap_or_default();
+                    events.assistant.push((model, text));
+                }
+            }
+            Some("system") => {
+                if event.get("subtype").and_then(Value::as_str) == Some("model_refusal_fallback") {
+                    events.refusal_fallback = true;
+                }
+            }
+            Some(_) => {}
+            None => return Err(format!("line {} has no `type`: {}", index + 1, quote(line))),
+        }
+    }
+    if lines == 0 {
+        return Err("it is empty".to_string());
+    }
+    Ok(events)
+}
+
+fn describe_error_result(result: &Map<String, Value>, finished: &Finished) -> String {
+    let status = match result.get("api_error_status") {
+        Some(Value::Number(n)) => format!(", HTTP status {n}"),
+        _ => String::new(),
+    };
+    let subtype = result
+        .get("subtype")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
+    let mut text = result
+        .get("result")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if let Some(errors) = result.get("errors").and_then(Value::as_array) {
+        let joined: Vec<&str> = errors.iter().filter_map(Value::as_str).collect();
+        if !joined.is_empty() {
+            if !text.is_empty() {
+                text.push_str("; ");
+            }
+            text.push_str(&joined.join("; "));
+        }
+    }
+    if text.is_empty() {
+        text = "(no message)".to_string();
+    }
+    format!(
+        "Claude Code reported an error (result {subtype}{status}, {}): {}",
+        finished.outcome(),
+        shorten(&text)
+    )
+}
+
+fn check_events(events: &StreamEvents, pinned: &str) -> Result<Reply, CallFailure> {
+    let result = match events.results.as_slice() {
+        [one] => one,
+        [] => {
+            return Err(CallFailure::retryable(
+                "Claude Code's stream has no result line",
+            ))
+        }
+        many => {
+            return Err(CallFailure::retryable(format!(
+                "Claude Code's stream has {} result lines; exactly one is expected",
+                many.len()
+            )))
+        }
+    };
+    let subtype = result.get("subtype").and_then(Value::as_str).unwrap_or("");
+    if subtype != "success" {
+        return Err(CallFailure::retryable(format!(
+            "Claude Code's result has subtype `{subtype}`, not `success`"
+        )));
+    }
+    if events.refusal_fallback {
+        return Err(CallFailure::retryable(
+            "Claude Code fell back to another model after a refusal (model_refusal_fallback)",
+        ));
+    }
+    if events.assistant.is_empty() {
+        return Err(CallFailure::retryable(
+            "Claude Code's stream has no assistant message, so the answering model is unknown",
+        ));
+    }
+    for (model, text) in &events.assistant {
+        if model == "<synthetic>" {
+            return Err(CallFailure::retryable(format!(
+                "the answer was made up by Claude Code itself (model `<synthetic>`), not by `{pinned}`: {}",
+                shorten(text)
+            )));
+        }
+        if model != pinned {
+            let shown = if model.is_empty() { "(none)" } else { model };
+            return Err(CallFailure::retryable(format!(
+                "the answer came from model `{shown}`, not the pinned `{pinned}`; answers from any other model are refused"
+            )));
+        }
+    }
+    let usage_keys: BTreeSet<&str> = match result.get("modelUsage") {
+        Some(Value::Object(map)) => map.keys().map(String::as_str).collect(),
+        _ => BTreeSet::new(),
+    };
+    if usage_keys != BTreeSet::from([pinned]) {
+        let keys: Vec<&str> = usage_keys.into_iter().collect();
+        return Err(CallFailure::retryable(format!(
+            "Claude Code's modelUsage names [{}], not exactly the pinned `{pinned}`",
+            keys.join(", ")
+        )));
+    }
+    let usage = result.get("usage");
+    if let Some(iterations) = usage
+        .and_then(|u| u.get("iterations"))
+        .and_then(Value::as_array)
+    {
+        if iterations
+            .iter()
+            .any(|i| i.get("type").and_then(Value::as_str) == Some("fallback_message"))
+        {
+            return Err(CallFailure::retryable(
+                "Claude Code's usage shows a fallback message from another model",
+            ));
+        }
+    }
+    let Some(text) = result.get("result").and_then(Value::as_str) else {
+        return Err(CallFailure::retryable(
+            "Claude Code's result line has no `result` text",
+        ));
+    };
+    let count = |key: &str| {
+        usage
+            .and_then(|u| u.get(key))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    Ok(Reply {
+        text: text.to_string(),
+        model: Some(pinned.to_string()),
+        usage: TokenUsage {
+            input_tokens: count("input_tokens"),
+            output_tokens: count("output_tokens"),
+            cache_read_input_tokens: count("cache_read_input_tokens"),
+            cache_creation_input_tokens: count("cache_creation_input_tokens"),
+        },
+    })
+}
+
+fn shorten(text: &str) -> String {
+    let text = text.trim();
+    if text.chars().count() <= QUOTE_LIMIT {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(QUOTE_LIMIT).collect();
+    out.push('…');
+    out
+}
+
+fn quote(text: &str) -> String {
+    format!("{:?}", shorten(text))
+}
+
+fn tail_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn display_args(args: &[OsString]) -> String {
+    args.iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::{QuestionKind, Subject};
+    use crate::spec::signals::ContextSignals;
+
+    const PINNED: &str = "claude-opus-5-5";
+
+    #[test]
+    fn batch_wrappers_are_recognised_by_extension() {
+        for path in [
+            "C:\\npm\\claude.cmd",
+            "C:\\npm\\claude.CMD",
+            "/x/claude.bat",
+            "claude.Bat",
+        ] {
+            assert!(is_batch_wrapper(Path::new(path)), "{path}");
+        }
+        for path in [
+            "C:\\npm\\claude.exe",
+            "/usr/bin/claude",
+            "claude.cmd.exe",
+            "cmd",
+            "/x/bat/claude",
+        ] {
+            assert!(!is_batch_wrapper(Path::new(path)), "{path}");
+        }
+    }
+
+    #[test]
+    fn base_url_credentials_are_stripped_for_reports() {
+        assert_eq!(
+            strip_userinfo("https://user:s3cret-pass@gw.example:8443/anthropic"),
+            "https://gw.example:8443/anthropic"
+        );
+        assert_eq!(
+            strip_userinfo("http://127.0.0.1:9000"),
+            "http://127.0.0.1:9000"
+        );
+        assert_eq!(
+            strip_userinfo("http://127.0.0.1:9000/p?x=a@b"),
+            "http://127.0.0.1:9000/p?x=a@b"
+        );
+        assert!(check_base_url("ftp://x").is_err());
+        assert!(check_base_url("https://").is_err());
+        assert!(check_base_url("http://127.0.0.1:1/").is_ok());
+        check_base_url("https://user:pw-abcdefgh@gw.example").unwrap();
+        assert_eq!(
+            redact::redact("to https://user:pw-abcdefgh@gw.example"),
+            "to https://[REDACTED]@gw.example"
+        );
+    }
+
+    #[test]
+    fn configuration_mistakes_are_refused_before_anything_runs() {
+        let mut config = ClaudeCodeConfig::new(PINNED, "2.1.288");
+        config.program = Some(PathBuf::from("/nonexistent/claude"));
+        config.effort = "extreme".into();
+        let err = ClaudeCodeJudge::new(config.clone()).unwrap_err();
+        assert!(
+            err.cause.contains("`extreme` is not an effort level"),
+            "{}",
+            err.cause
+        );
+        config.effort = DEFAULT_EFFORT.into();
+        config.base_url = Some("localhost:8080".into());
+        let err = ClaudeCodeJudge::new(config.clone()).unwrap_err();
+        assert!(
+            err.cause.contains("not an http:// or https:// URL"),
+            "{}",
+            err.cause
+        );
+        config.base_url = None;
+        config.model = " ".into();
+        assert!(ClaudeCodeJudge::new(config)
+            .unwrap_err()
+            .cause
+            .contains("model is empty"));
+    }
+
+    #[test]
+    fn version_mismatch_is_a_warning_naming_both_versions() {
+        assert_eq!(version_warning("2.1.288", "2.1.288"), None);
+        let warning = version_warning("2.1.332", "2.1.288").unwrap();
+        assert!(
+            warning.contains("2.1.332") && warning.contains("2.1.288"),
+            "{warning}"
+        );
+    }
+
+    fn question(system: &str, user: &str) -> Question {
+        Question {
+            kind: QuestionKind::Tool,
+            system: system.into(),
+            user: user.into(),
+            subject: Subject::Tool {
+                tool: json!({"name": "t"}),
+                siblings: vec![],
+                signals: ContextSignals::default(),
+            },
+        }
+    }
+
+    #[test]
+    fn prompts_that_the_cli_would_mishandle_are_refused_without_retry() {
+        assert!(check_prompts(&question("sys", "Tool: x")).is_ok());
+        for (system, user, expected) in [
+            ("", "Tool: x", "without a system prompt"),
+            ("sys", " \n", "empty user prompt"),
+            ("sys", "/context", "slash command"),
+            ("sys", "\n  /compact please", "slash command"),
+        ] {
+            let failure = check_prompts(&question(system, user)).unwrap_err();
+            assert!(!failure.retryable);
+            assert!(failure.message.contains(expected), "{}", failure.message);
+        }
+    }
+
+    fn finished(stdout: &str, code: i32) -> Finished {
+        #[cfg(unix)]
+        let status = {
+            use std::os::unix::process::ExitStatusExt;
+            ExitStatus::from_raw(code << 8)
+        };
+        #[cfg(windows)]
+        let status = {
+            use std::os::windows::process::ExitStatusExt;
+            ExitStatus::from_raw(code as u32)
+        };
+        Finished {
+            status,
+            stdout: stdout.as_bytes().to_vec(),
+            stdout_overflow: false,
+            stderr_tail: Vec::new(),
+            timed_out: false,
+        }
+    }
+
+    fn assistant(model: &str, text: &str, parent: Value) -> String {
+        json!({"type": "assistant", "message": {"model": model, "role": "assistant",
+            "content": [{"type": "text", "text": text}]}, "parent_tool_use_id": parent})
+        .to_string()
+    }
+
+    fn result(is_error: bool, text: &str, usage_model: Option<&str>, status: Value) -> String {
+        let mut model_usage = Map::new();
+        if let Some(m) = usage_model {
+            model_usage.insert(m.into(), json!({"inputTokens": 10}));
+        }
+        json!({"type": "result", "subtype": "success", "is_error": is_error, "result": text,
+            "api_error_status": status, "modelUsage": model_usage,
+            "usage": {"input_tokens": 120, "output_tokens": 30, "cache_read_input_tokens": 7,
+                      "cache_creation_input_tokens": 2, "iterations": []}})
+        .to_string()
+    }
+
+    fn stream(lines: &[String]) -> String {
+        let mut out = String::new();
+        out.push_str(r#"{"type":"system","subtype":"ui_invalidate"}"#);
+        out.push('\n');
+        out.push_str(r#"{"type":"system","subtype":"init","model":"claude-opus-5-5"}"#);
+        out.push('\n');
+        for line in lines {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+
+    fn evaluate(stdout: &str, code: i32) -> Result<Reply, CallFailure> {
+        evaluate_call(&finished(stdout, code), PINNED, Duration::from_secs(180))
+    }
+
+    #[test]
+    fn a_clean_stream_gives_the_result_text_and_usage() {
+        let out = stream(&[
+            assistant(PINNED, "{\"a\":1}", Value::Null),
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}"#.into(),
+            result(false, "{\"a\":1}", Some(PINNED), Value::Null),
+            r#"{"type":"system","subtype":"session_end"}"#.into(),
+        ]);
+        let reply = evaluate(&out, 0).unwrap();
+        assert_eq!(reply.text, "{\"a\":1}");
+        assert_eq!(reply.model.as_deref(), Some(PINNED));
+        assert_eq!(
+            reply.usage,
+            TokenUsage {
+                input_tokens: 120,
+                output_tokens: 30,
+                cache_read_input_tokens: 7,
+                cache_creation_input_tokens: 2
+            }
+        );
+    }
+
+    #[test]
+    fn sub_agent_messages_do_not_count_as_the_answer_model() {
+        let out = stream(&[
+            assistant("claude-haiku-4-5", "x", json!("toolu_1")),
+            assistant(PINNED, "ok", Value::Null),
+            result(false, "ok", Some(PINNED), Value::Null),
+        ]);
+        assert_eq!(evaluate(&out, 0).unwrap().text, "ok");
+    }
+
+    #[test]
+    fn refusals_name_what_is_wrong() {
+        let ok_result = result(false, "ok", Some(PINNED), Value::Null);
+        let cases: Vec<(String, i32, &str)> = vec![
+            (
+                stream(&[
+                    assistant("claude-sonnet-4-6", "ok", Value::Null),
+                    ok_result.clone(),
+                ]),
+                0,
+                "the answer came from model `claude-sonnet-4-6`, not the pinned `claude-opus-5-5`",
+            ),
+            (
+                stream(&[assistant("<synthetic>", "No response requested.", Value::Null), ok_result.clone()]),
+                0,
+                "model `<synthetic>`",
+            ),
+            (
+                stream(&[
+                    assistant(PINNED, "ok", Value::Null),
+                    assistant("claude-sonnet-4-6", "more", Value::Null),
+                    ok_result.clone(),
+                ]),
+                0,
+                "not the pinned",
+            ),
+            (stream(std::slice::from_ref(&ok_result)), 0, "no assistant message"),
+            (
+                stream(&[assistant(PINNED, "ok", Value::Null)]),
+                0,
+                "no result line",
+            ),
+            (
+                stream(&[
+                    assistant(PINNED, "ok", Value::Null),
+                    ok_result.clone(),
+                    ok_result.clone(),
+                ]),
+                0,
+                "2 result lines",
+            ),
+            (
+                stream(&[
+                    r#"{"type":"system","subtype":"model_refusal_fallback"}"#.into(),
+                    assistant(PINNED, "ok", Value::Null),
+                    ok_result.clone(),
+                ]),
+                0,
+                "model_refusal_fallback",
+            ),
+            (
+                stream(&[
+                    assistant(PINNED, "ok", Value::Null),
+                    result(false, "ok", Some("claude-sonnet-4-6"), Value::Null),
+                ]),
+                0,
+                "modelUsage names [claude-sonnet-4-6]",
+            ),
+            (
+                stream(&[
+                    assistant(PINNED, "ok", Value::Null),
+                    result(false, "ok", None, Value::Null),
+                ]),
+                0,
+                "modelUsage names []",
+            ),
+            (
+                stream(&[
+                    assistant("<synthetic>", "API Error: 529 overloaded", Value::Null),
+                    result(true, "API Error: 529 overloaded", None, json!(529)),
+                ]),
+                1,
+                "Claude Code reported an error (result success, HTTP status 529, exit code 1): API Error: 529 overloaded",
+            ),
+            (
+                stream(&[result(true, "Not logged in · Please run /login", None, Value::Null)]),
+                1,
+                "(result success, exit code 1): Not logged in",
+            ),
+            (
+                "Error: When using --print, --output-format=stream-json requires --verbose\n"
+                    .into(),
+                1,
+                "Claude Code failed (exit code 1); line 1 is not a JSON object",
+            ),
+            (
+                stream(&[assistant(PINNED, "ok", Value::Null), ok_result.clone()]),
+                3,
+                "Claude Code failed (exit code 3)",
+            ),
+            (
+                "{\"score\": 4}".into(),
+                0,
+                "line 1 has no `type`",
+            ),
+            ("".into(), 0, "not its stream-json stream: it is empty"),
+            (
+                "plain text answer\n".into(),
+                0,
+                "not its stream-json stream: line 1 is not a JSON object: \"plain text answer\"",
+            ),
+        ];
+        for (stdout, code, expected) in cases {
+            let failure = evaluate(&stdout, code).expect_err(&stdout);
+            assert!(failure.retryable, "{}", failure.message);
+            assert!(
+                failure.message.contains(expected),
+                "stdout:\n{stdout}\n  got:      {}\n  expected: {expected}",
+                failure.message
+            );
+        }
+    }
+
+    #[test]
+    fn error_subtypes_and_fallback_iterations_are_refused() {
+        let mut bad_subtype: Map<String, Value> =
+            serde_json::from_str(&result(false, "ok", Some(PINNED), Value::Null)).unwrap();
+        bad_subtype.insert("subtype".into(), json!("error_max_turns"));
+        let out = stream(&[
+            assistant(PINNED, "ok", Value::Null),
+            Value::Object(bad_subtype).to_string(),
+        ]);
+        assert!(evaluate(&out, 0)
+            .unwrap_err()
+            .message
+            .contains("subtype `error_max_turns`"));
+
+        let mut fallback: Map<String, Value> =
+            serde_json::from_str(&result(false, "ok", Some(PINNED), Value::Null)).unwrap();
+        fallback["usage"]["iterations"] = json!([{"type": "fallback_message"}]);
+        let out = stream(&[
+            assistant(PINNED, "ok", Value::Null),
+            Value::Object(fallback).to_string(),
+        ]);
+        assert!(evaluate(&out, 0)
+            .unwrap_err()
+            .message
+            .contains("fallback message"));
+    }
+
+    #[test]
+    fn timeouts_and_oversized_output_are_refused() {
+        let mut f = finished("", 0);
+        f.timed_out = true;
+        let failure = evaluate_call(&f, PINNED, Duration::from_secs(7)).unwrap_err();
+        assert!(
+            failure.message.contains("within 7 s"),
+            "{}",
+            failure.message
+        );
+        let mut f = finished("", 0);
+        f.stdout_overflow = true;
+        assert!(evaluate_call(&f, PINNED, Duration::from_secs(7))
+            .unwrap_err()
+            .message
+            .contains("more than 32 MiB"));
+    }
+
+    #[test]
+    fn program_resolution_searches_path_and_explains_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = resolve_program(None, Some(dir.path().as_os_str())).unwrap_err();
+        assert!(err.cause.contains("`claude` was not found on PATH"));
+        assert!(err.advice.unwrap().contains("npm ci"));
+        let err = resolve_program(Some(&dir.path().join("nope")), None).unwrap_err();
+        assert!(err.cause.contains("not found or is not executable"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let exe = dir.path().join("claude");
+            std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o644)).unwrap();
+            assert!(resolve_program(None, Some(dir.path().as_os_str())).is_err());
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let path = std::env::join_paths([Path::new("/nonexistent"), dir.path()]).unwrap();
+            assert_eq!(resolve_program(None, Some(&path)).unwrap(), exe);
+            assert_eq!(resolve_program(Some(&exe), None).unwrap(), exe);
+        }
+    }
+
+    #[test]
+    fn token_debug_output_hides_the_value() {
+        let token = OauthToken::new("JUDGE_TOKEN", "sk-ant-oat01-debug-check-value");
+        let shown = format!("{token:?}");
+        assert!(!shown.contains("debug-check-value"), "{shown}");
+        assert!(shown.contains("JUDGE_TOKEN"));
+    }
+}
