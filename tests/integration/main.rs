@@ -1,1 +1,3 @@
-
+mod launch;
+mod revision;
+mod support;
