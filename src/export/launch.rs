@@ -251,60 +251,12 @@ impl LaunchPlan {
             Source::Manifest(entry)
         };
 
-        let (origin, command, manifest_cwd, manifest_env) = match &source {
-            Source::CommandFlag(line) => {
-                let words = crate::config::split_command_line(line).ok_or_else(|| {
-                    Error::usage("--command has an unbalanced quote")
-                        .with_advice("close the quote in --command")
-                })?;
-                if words.first().is_none_or(|w| w.trim().is_empty()) {
-                    return Err(Error::usage("--command is empty").with_advice(
-                        "pass the server's command line, e.g. --command \"python server.py\"",
-                    ));
-                }
-                let command = words.iter().map(|w| root_only(w)).collect();
-                ("--command".to_string(), command, None, Vec::new())
-            }
-            Source::Config(config, server, words) => {
-                let origin = match server.command_line {
-                    Some(line) => {
-                        format!("{} [server] command (line {line})", config.path.display())
-                    }
-                    None => format!("{} [server] command", config.path.display()),
-                };
-                let command = words
-                    .iter()
-                    .map(|w| expand(w, host, &secrets, &origin))
-                    .collect::<Result<Vec<_>>>()?;
-                (origin, command, None, Vec::new())
-            }
-            Source::Manifest(entry) => {
-                let origin = format!("{} server \"{}\"", entry.file, entry.name);
-                let mut command = vec![expand(&entry.command, host, &secrets, &origin)?];
-                for arg in &entry.args {
-                    command.push(expand(arg, host, &secrets, &origin)?);
-                }
-                let cwd = entry
-                    .cwd
-                    .as_deref()
-                    .map(|c| expand(c, host, &secrets, &origin))
-                    .transpose()?;
-                let mut env = Vec::new();
-                for (name, value) in &entry.env {
-                    if secrets.excluded(name) {
-                        warnings.push(format!(
-                            "{origin}: env {name} is not given to the server: it is reserved for the gate's own credentials"
-                        ));
-                        continue;
-                    }
-                    env.push((
-                        name.clone(),
-                        expand(value, host, &secrets, &format!("{origin} env {name}"))?,
-                    ));
-                }
-                (origin, command, cwd, env)
-            }
-        };
+        let SourceCommand {
+            origin,
+            command,
+            cwd: manifest_cwd,
+            env: manifest_env,
+        } = source_command(&source, host, &secrets, &mut warnings)?;
 
         let defaults = ServerConfig::default();
         let (config_origin, server) = match server_config {
@@ -465,11 +417,15 @@ impl LaunchPlan {
                 }
             })
             .collect();
-        let secret_env = env
+        let secret_env: Vec<String> = env
             .keys()
             .filter(|name| looks_secret(name))
             .cloned()
             .collect();
+        // A server that echoes its configuration to stderr must not put a token into an error.
+        for name in &secret_env {
+            crate::redact::register_secret(&env[name]);
+        }
         let mut spec = LaunchSpec {
             program: words[0].clone(),
             args: words[1..].to_vec(),
@@ -494,6 +450,91 @@ impl LaunchPlan {
         }
         Ok(spec)
     }
+}
+
+/// The command of the chosen source, with the manifest entry's own `cwd` and `env`.
+struct SourceCommand {
+    origin: String,
+    command: Vec<Template>,
+    cwd: Option<Template>,
+    env: Vec<(String, Template)>,
+}
+
+fn source_command(
+    source: &Source<'_>,
+    host: &HostEnv,
+    secrets: &Secrets<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<SourceCommand> {
+    Ok(match source {
+        Source::CommandFlag(line) => {
+            let words = crate::config::split_command_line(line).ok_or_else(|| {
+                Error::usage("--command has an unbalanced quote")
+                    .with_advice("close the quote in --command")
+            })?;
+            if words.first().is_none_or(|w| w.trim().is_empty()) {
+                return Err(Error::usage("--command is empty").with_advice(
+                    "pass the server's command line, e.g. --command \"python server.py\"",
+                ));
+            }
+            let command = words.iter().map(|w| root_only(w)).collect();
+            SourceCommand {
+                origin: "--command".to_string(),
+                command,
+                cwd: None,
+                env: Vec::new(),
+            }
+        }
+        Source::Config(config, server, words) => {
+            let origin = match server.command_line {
+                Some(line) => {
+                    format!("{} [server] command (line {line})", config.path.display())
+                }
+                None => format!("{} [server] command", config.path.display()),
+            };
+            let command = words
+                .iter()
+                .map(|w| expand(w, host, secrets, &origin))
+                .collect::<Result<Vec<_>>>()?;
+            SourceCommand {
+                origin,
+                command,
+                cwd: None,
+                env: Vec::new(),
+            }
+        }
+        Source::Manifest(entry) => {
+            let origin = format!("{} server \"{}\"", entry.file, entry.name);
+            let mut command = vec![expand(&entry.command, host, secrets, &origin)?];
+            for arg in &entry.args {
+                command.push(expand(arg, host, secrets, &origin)?);
+            }
+            let cwd = entry
+                .cwd
+                .as_deref()
+                .map(|c| expand(c, host, secrets, &origin))
+                .transpose()?;
+            let mut env = Vec::new();
+            for (name, value) in &entry.env {
+                if secrets.excluded(name) {
+                    warnings.push(format!(
+                        "{origin}: env {name} is not given to the server: it is reserved for the gate's own credentials"
+                    ));
+                    continue;
+                }
+                env.push((
+                    name.clone(),
+                    expand(value, host, secrets, &format!("{origin} env {name}"))?,
+                ));
+            }
+            SourceCommand {
+                origin,
+                command,
+                cwd,
+                env,
+            }
+        }
+    })
 }
 
 /// Replaces `spec.program` by its absolute path, or fails naming the command and its origin.
@@ -809,6 +850,10 @@ fn expand_reference(
     }
     match (host.get(name), default) {
         (Some(value), _) => {
+            if looks_secret(name) {
+                // It may end up in an argument, which error messages show.
+                crate::redact::register_secret(value);
+            }
             push_text(parts, value);
             Ok(())
         }

@@ -300,3 +300,40 @@ fn open_error(start: &Path, err: git2::Error) -> Error {
         .with_advice("check that --repo points into a readable git repository"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+    fn assert_send<T: Send>() {}
+
+    #[test]
+    fn sides_can_move_into_tasks_and_repos_into_threads() {
+        assert_send_sync::<Side>();
+        assert_send::<Repo>();
+    }
+
+    #[test]
+    fn working_tree_state_describes_itself() {
+        let state = WorkingTreeState {
+            commit: Some("0123456789abcdef0123".to_string()),
+            branch: Some("main".to_string()),
+            changed_paths: 0,
+        };
+        assert_eq!(
+            state.describe(),
+            "working tree at 0123456789ab (main), clean"
+        );
+        assert!(!state.is_dirty());
+        let state = WorkingTreeState {
+            commit: None,
+            branch: None,
+            changed_paths: 1,
+        };
+        assert_eq!(
+            state.describe(),
+            "working tree (no commit yet) with 1 uncommitted change"
+        );
+    }
+}

@@ -419,6 +419,11 @@ fn the_environment_is_built_from_nothing_and_never_holds_the_gates_secrets() {
         );
     }
     assert_eq!(spec.secret_env, vec!["GITHUB_TOKEN".to_string()]);
+    // Its value is masked wherever the gate shows text (a server's stderr tail, say).
+    assert_eq!(
+        tdqs_gate::redact::redact("server said: ghp-host-github-token"),
+        "server said: [REDACTED]"
+    );
     assert_eq!(env_of(&spec, "HOME"), Some("/home/host-user"));
     assert!(spec.temp_home.is_none());
     // What the process really sees.

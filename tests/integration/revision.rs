@@ -411,3 +411,59 @@ fn a_folder_outside_any_repository_is_invalid_with_advice() {
     let err = revision::open(Some(&dir.path().join("missing"))).expect_err("missing folder");
     assert!(err.cause.contains("does not exist"), "{}", err.cause);
 }
+
+#[test]
+fn a_repository_used_from_a_linked_worktree_or_bare_is_handled_too() {
+    let f = fixture();
+    let linked = f.repo.path.parent().expect("parent").join("linked");
+    f.repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        linked.to_str().expect("UTF-8"),
+        "HEAD",
+    ]);
+    let before = f.repo.snapshot();
+
+    let repo = revision::open(Some(&linked)).expect("open from the linked worktree");
+    let side = repo.checkout("HEAD~1").expect("checkout");
+    assert_eq!(side.commit.as_deref(), Some(f.first.as_str()));
+    assert_eq!(tree_files(&side.root), f.first_files);
+    let root = side.root.clone();
+    drop(side);
+    assert_untouched(&f.repo, &before, &root);
+    assert!(
+        linked.join("server.sh").exists(),
+        "the user's linked worktree is kept"
+    );
+
+    let bare_dir = tempfile::tempdir().expect("tempdir");
+    let bare = bare_dir.path().join("bare.git");
+    crate::support::gitrepo::git(
+        bare_dir.path(),
+        [
+            "clone",
+            "-q",
+            "--bare",
+            f.repo.path.to_str().expect("UTF-8"),
+            "bare.git",
+        ],
+    );
+    let repo = revision::open(Some(&bare)).expect("open bare");
+    let err = repo.working_tree().expect_err("no working tree");
+    assert!(
+        err.advice.as_deref().unwrap_or("").contains("--head"),
+        "{:?}",
+        err.advice
+    );
+    let side = repo
+        .checkout("main")
+        .expect("checkout from a bare repository");
+    assert!(side.root.join("new_tool.sh").exists());
+    let root = side.root.clone();
+    drop(side);
+    assert!(!root.exists());
+    assert!(!bare.join("worktrees").exists());
+}
