@@ -467,3 +467,28 @@ fn a_repository_used_from_a_linked_worktree_or_bare_is_handled_too() {
     assert!(!root.exists());
     assert!(!bare.join("worktrees").exists());
 }
+
+#[test]
+fn a_run_killed_half_way_through_creating_a_worktree_is_pruned_too() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let mut exited = Command::new("true").spawn().expect("spawn true");
+    let dead_pid = exited.id();
+    exited.wait().expect("reap");
+    let name = format!("tdqs-gate-{dead_pid}-0000beef");
+    // libgit2 makes the entry first, then the folder, then the files linking them.
+    let admin = f.repo.path.join(".git/worktrees").join(&name);
+    std::fs::create_dir_all(&admin).expect("entry");
+    std::fs::write(admin.join("commondir"), "../..\n").expect("commondir");
+    let folder = std::env::temp_dir()
+        .canonicalize()
+        .expect("temp")
+        .join(&name);
+    std::fs::create_dir_all(folder.join("lib")).expect("folder");
+    std::fs::write(folder.join("lib/partial.py"), "half written").expect("file");
+
+    let repo = revision::Repo::open_without_pruning(Some(&f.repo.path)).expect("open");
+    let pruned = repo.prune_stale().expect("prune");
+    assert_eq!(pruned, vec![name]);
+    assert_untouched(&f.repo, &before, &folder);
+}
