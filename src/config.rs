@@ -1,1 +1,753 @@
 //! `tdqs-gate.toml` at the repository root.
+//!
+//! One file drives both sides. It is read from the head's tree (the working tree, or the
+//! `--head` revision's checkout), and every string in `[server]` may contain `{root}`, which is
+//! replaced by each side's own tree when that side's server is launched. The base therefore runs
+//! with the head's launch settings: only the code under `{root}` comes from the base revision.
+//!
+//! ```toml
+//! [server]
+//! command = "python -m my_server"          # split like a shell would; or command = "python" + args = [...]
+//! env = { PYTHONPATH = "{root}/src" }
+//! cwd = "{root}"                            # the default
+//! setup = ["npm ci", ["npm", "run", "build"]]
+//! startup-timeout = 60                      # seconds; also request-timeout, setup-timeout
+//! isolate-home = true                       # temporary HOME and XDG folders (the default)
+//! pass-env = ["UV_CACHE_DIR"]               # host variables passed through by name
+//!
+//! [probe]
+//! protocol-version = "2025-11-25"
+//! era = "legacy"                            # auto | legacy | modern
+//! capabilities = {}
+//! client-info = { name = "tdqs-gate", version = "1" }
+//!
+//! [lint]                                    # read by the lint stage
+//! ```
+//!
+//! Strings in `[server]` may also use `${NAME}`, `${NAME:-default}` and `${env:NAME}` for the
+//! gate's own environment (see [`crate::export::launch`]).
+//!
+//! Unknown keys are errors that name the key, its line and the valid keys: a misspelt
+//! `startup-timout` must not silently fall back to the default.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{Error, Result, Stage};
+use crate::export::model::{Era, ExportLimits, ProbeProfile};
+
+/// The file name looked for at the root of the head's tree.
+pub const CONFIG_FILE: &str = "tdqs-gate.toml";
+
+/// Longest accepted timeout (4 hours): anything longer is almost certainly a unit mistake
+/// (milliseconds written as seconds), and a CI job would be cancelled first anyway.
+const MAX_TIMEOUT_SECS: f64 = 4.0 * 3600.0;
+
+/// A parsed `tdqs-gate.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Where it was read from (for messages).
+    pub path: PathBuf,
+    /// The `[server]` table, if present.
+    pub server: Option<ServerConfig>,
+    /// The `[probe]` table over [`ProbeProfile::default`] (every key optional).
+    pub probe: ProbeProfile,
+    /// The `[lint]` table, uninterpreted (the lint stage defines its meaning).
+    pub lint: Option<toml::Value>,
+}
+
+/// The `[server]` table. Strings still contain `{root}`; [`crate::export::launch`] substitutes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// Program and arguments (`command` split like a shell, or `command` followed by `args`).
+    /// `None` when the table only sets how servers run, leaving the command to `--command` or a
+    /// host manifest.
+    pub command: Option<Vec<String>>,
+    /// Line of `command` in the file, for messages.
+    pub command_line: Option<usize>,
+    /// Variables set for the server (and setup commands), over the built environment.
+    pub env: BTreeMap<String, String>,
+    /// Working directory; relative paths are relative to the side's tree.
+    pub cwd: Option<String>,
+    /// Commands run in order in the side's tree before the server starts.
+    pub setup: Vec<Vec<String>>,
+    pub startup_timeout: Option<Duration>,
+    pub request_timeout: Option<Duration>,
+    pub setup_timeout: Option<Duration>,
+    /// Give the server a temporary HOME and XDG folders (default true).
+    pub isolate_home: bool,
+    /// Host variables passed through by name.
+    pub pass_env: Vec<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            command: None,
+            command_line: None,
+            env: BTreeMap::new(),
+            cwd: None,
+            setup: Vec::new(),
+            startup_timeout: None,
+            request_timeout: None,
+            setup_timeout: None,
+            isolate_home: true,
+            pass_env: Vec::new(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// `limits` with the timeouts this table sets.
+    pub fn apply_limits(&self, mut limits: ExportLimits) -> ExportLimits {
+        if let Some(t) = self.startup_timeout {
+            limits.startup_timeout = t;
+        }
+        if let Some(t) = self.request_timeout {
+            limits.request_timeout = t;
+        }
+        if let Some(t) = self.setup_timeout {
+            limits.setup_timeout = t;
+        }
+        limits
+    }
+}
+
+impl Config {
+    /// Reads `tdqs-gate.toml` at `root`; `Ok(None)` when there is none.
+    pub fn load(root: &Path) -> Result<Option<Config>> {
+        let path = root.join(CONFIG_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        Config::load_file(&path).map(Some)
+    }
+
+    /// Reads a configuration file at an explicit path.
+    pub fn load_file(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::io(Stage::Config, format!("cannot read {}", path.display()), e)
+                .with_advice("make the file readable UTF-8 text, or remove it")
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// Parses the text of a configuration file; `path` is used in messages only.
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let advice = if e.message().contains("unknown field") {
+                "use one of the keys listed in the message (keys are spelt with dashes)"
+            } else {
+                "fix the value at that place in the file"
+            };
+            located(text, path, e.span(), e.message()).with_advice(advice)
+        })?;
+        let server = match raw.server {
+            Some(server) => Some(convert_server(server, text, path)?),
+            None => None,
+        };
+        let probe = match raw.probe {
+            Some(probe) => convert_probe(probe, text, path)?,
+            None => ProbeProfile::default(),
+        };
+        Ok(Config {
+            path: path.to_path_buf(),
+            server,
+            probe,
+            lint: raw.lint,
+        })
+    }
+}
+
+/// An error pointing at a place in the file: `path:line:column: message`, with the line shown.
+fn located(text: &str, path: &Path, span: Option<std::ops::Range<usize>>, message: &str) -> Error {
+    let message = message.trim();
+    match span {
+        Some(span) => {
+            let (line, column) = line_and_column(text, span.start);
+            let source_line = text.lines().nth(line - 1).unwrap_or("");
+            let width = span
+                .end
+                .saturating_sub(span.start)
+                .clamp(1, source_line.len().max(1));
+            let marker = format!("{}{}", " ".repeat(column - 1), "^".repeat(width.min(60)));
+            Error::new(
+                Stage::Config,
+                format!("{}:{line}:{column}: {message}", path.display()),
+            )
+            .with_detail(format!("line {line}"), format!("{source_line}\n{marker}"))
+        }
+        None => Error::new(Stage::Config, format!("{}: {message}", path.display())),
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawConfig {
+    server: Option<RawServer>,
+    probe: Option<RawProbe>,
+    lint: Option<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawServer {
+    command: Option<Spanned<CommandValue>>,
+    args: Option<Spanned<Vec<String>>>,
+    env: Option<BTreeMap<Spanned<String>, String>>,
+    cwd: Option<String>,
+    setup: Option<Vec<Spanned<CommandValue>>>,
+    startup_timeout: Option<Seconds>,
+    request_timeout: Option<Seconds>,
+    setup_timeout: Option<Seconds>,
+    isolate_home: Option<bool>,
+    pass_env: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawProbe {
+    protocol_version: Option<Spanned<String>>,
+    era: Option<Era>,
+    capabilities: Option<Spanned<toml::Table>>,
+    client_info: Option<Spanned<toml::Table>>,
+}
+
+/// A command written as one string (split like a shell) or as a list of words.
+#[derive(Debug, Clone, PartialEq)]
+enum CommandValue {
+    Line(String),
+    Words(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for CommandValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct CommandVisitor;
+        impl<'de> Visitor<'de> for CommandVisitor {
+            type Value = CommandValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a command line string or a list of strings")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<CommandValue, E> {
+                Ok(CommandValue::Line(v.to_string()))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<CommandValue, A::Error> {
+                let mut words = Vec::new();
+                while let Some(word) = seq.next_element::<String>()? {
+                    words.push(word);
+                }
+                Ok(CommandValue::Words(words))
+            }
+        }
+        deserializer.deserialize_any(CommandVisitor)
+    }
+}
+
+/// A timeout in seconds (integer or decimal), more than zero and at most 4 hours.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Seconds(Duration);
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct SecondsVisitor;
+        impl SecondsVisitor {
+            fn check<E: de::Error>(secs: f64) -> std::result::Result<Seconds, E> {
+                if !secs.is_finite() || secs <= 0.0 {
+                    return Err(E::custom("a timeout must be a number of seconds above 0"));
+                }
+                if secs > MAX_TIMEOUT_SECS {
+                    return Err(E::custom(format!(
+                        "a timeout of {secs} seconds is more than 4 hours; timeouts are in seconds, not milliseconds"
+                    )));
+                }
+                Ok(Seconds(Duration::from_secs_f64(secs)))
+            }
+        }
+        impl<'de> Visitor<'de> for SecondsVisitor {
+            type Value = Seconds;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of seconds")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Seconds, E> {
+                Self::check(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Seconds, E> {
+                Self::check(v as f64)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Seconds, E> {
+                Self::check(v)
+            }
+        }
+        deserializer.deserialize_any(SecondsVisitor)
+    }
+}
+
+/// Splits a command line the way a POSIX shell splits words (quotes and backslashes; no
+/// expansion). `None` for unbalanced quotes.
+pub fn split_command_line(line: &str) -> Option<Vec<String>> {
+    shlex::split(line)
+}
+
+fn command_words(
+    value: &Spanned<CommandValue>,
+    text: &str,
+    path: &Path,
+    what: &str,
+) -> Result<Vec<String>> {
+    let words = match value.get_ref() {
+        CommandValue::Line(line) => split_command_line(line).ok_or_else(|| {
+            located(
+                text,
+                path,
+                Some(value.span()),
+                &format!("{what} has an unbalanced quote"),
+            )
+            .with_advice("close the quote, or write the command as a list of words")
+        })?,
+        CommandValue::Words(words) => words.clone(),
+    };
+    if words
+        .first()
+        .is_none_or(|program| program.trim().is_empty())
+    {
+        return Err(
+            located(text, path, Some(value.span()), &format!("{what} is empty"))
+                .with_advice("name the program to run, e.g. \"python -m my_server\""),
+        );
+    }
+    Ok(words)
+}
+
+fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfig> {
+    let command_line = raw
+        .command
+        .as_ref()
+        .map(|c| line_and_column(text, c.span().start).0);
+    let command = match (raw.command, raw.args) {
+        (None, None) => None,
+        (None, Some(args)) => {
+            return Err(located(
+                text,
+                path,
+                Some(args.span()),
+                "`args` is set but `command` is not",
+            )
+            .with_advice("add `command` (the program) next to `args`"));
+        }
+        (Some(command), None) => Some(command_words(&command, text, path, "`command`")?),
+        (Some(command), Some(args)) => match command.get_ref() {
+            // With `args`, `command` is the program exactly as written (a path may contain
+            // spaces), as in host manifests.
+            CommandValue::Line(program) if !program.trim().is_empty() => {
+                let mut words = vec![program.clone()];
+                words.extend(args.into_inner());
+                Some(words)
+            }
+            CommandValue::Line(_) => {
+                return Err(
+                    located(text, path, Some(command.span()), "`command` is empty")
+                        .with_advice("name the program to run"),
+                );
+            }
+            CommandValue::Words(_) => {
+                return Err(located(
+                    text,
+                    path,
+                    Some(args.span()),
+                    "`command` is a list and `args` is set: the arguments would be given twice",
+                )
+                .with_advice("either write `command` as a list of all words, or `command` = program and `args` = list"));
+            }
+        },
+    };
+    let mut env = BTreeMap::new();
+    for (name, value) in raw.env.unwrap_or_default() {
+        if !is_valid_env_name(name.get_ref()) {
+            return Err(located(
+                text,
+                path,
+                Some(name.span()),
+                &format!(
+                    "`{}` is not a valid environment variable name",
+                    name.get_ref()
+                ),
+            )
+            .with_advice("use letters, digits and underscores, not starting with a digit"));
+        }
+        env.insert(name.into_inner(), value);
+    }
+    let mut pass_env = Vec::new();
+    for name in raw.pass_env.unwrap_or_default() {
+        if !is_valid_env_name(name.get_ref()) {
+            return Err(located(
+                text,
+                path,
+                Some(name.span()),
+                &format!(
+                    "`{}` in pass-env is not a valid environment variable name",
+                    name.get_ref()
+                ),
+            )
+            .with_advice("list variable names only, e.g. pass-env = [\"UV_CACHE_DIR\"]"));
+        }
+        if !pass_env.contains(name.get_ref()) {
+            pass_env.push(name.into_inner());
+        }
+    }
+    let setup = raw
+        .setup
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, command)| command_words(command, text, path, &format!("setup command {}", i + 1)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ServerConfig {
+        command,
+        command_line,
+        env,
+        cwd: raw.cwd,
+        setup,
+        startup_timeout: raw.startup_timeout.map(|s| s.0),
+        request_timeout: raw.request_timeout.map(|s| s.0),
+        setup_timeout: raw.setup_timeout.map(|s| s.0),
+        isolate_home: raw.isolate_home.unwrap_or(true),
+        pass_env,
+    })
+}
+
+/// A portable environment variable name: letters, digits and `_`, not starting with a digit.
+pub fn is_valid_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn convert_probe(raw: RawProbe, text: &str, path: &Path) -> Result<ProbeProfile> {
+    let mut probe = ProbeProfile::default();
+    if let Some(version) = raw.protocol_version {
+        if !is_protocol_version(version.get_ref()) {
+            return Err(located(
+                text,
+                path,
+                Some(version.span()),
+                &format!("`{}` is not an MCP protocol version", version.get_ref()),
+            )
+            .with_advice("protocol versions are dates such as \"2025-11-25\""));
+        }
+        probe.protocol_version = version.into_inner();
+    }
+    if let Some(era) = raw.era {
+        probe.era = era;
+    }
+    if let Some(capabilities) = raw.capabilities {
+        probe.capabilities = table_to_json(&capabilities, text, path, "capabilities")?;
+    }
+    if let Some(client_info) = raw.client_info {
+        let info = table_to_json(&client_info, text, path, "client-info")?;
+        for key in ["name", "version"] {
+            if !info.get(key).is_some_and(serde_json::Value::is_string) {
+                return Err(located(
+                    text,
+                    path,
+                    Some(client_info.span()),
+                    &format!("client-info needs a string `{key}`"),
+                )
+                .with_advice("write client-info = { name = \"…\", version = \"…\" }"));
+            }
+        }
+        probe.client_info = info;
+    }
+    Ok(probe)
+}
+
+fn is_protocol_version(version: &str) -> bool {
+    let bytes = version.as_bytes();
+    bytes.len() == 10
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            4 | 7 => *b == b'-',
+            _ => b.is_ascii_digit(),
+        })
+}
+
+/// A TOML table as the JSON the client sends. Dates have no JSON form and are refused.
+fn table_to_json(
+    table: &Spanned<toml::Table>,
+    text: &str,
+    path: &Path,
+    what: &str,
+) -> Result<serde_json::Value> {
+    fn has_datetime(value: &toml::Value) -> bool {
+        match value {
+            toml::Value::Datetime(_) => true,
+            toml::Value::Array(items) => items.iter().any(has_datetime),
+            toml::Value::Table(table) => table.values().any(has_datetime),
+            _ => false,
+        }
+    }
+    if table.get_ref().values().any(has_datetime) {
+        return Err(located(
+            text,
+            path,
+            Some(table.span()),
+            &format!("{what} contains a date, which JSON cannot carry"),
+        )
+        .with_advice("write dates as strings"));
+    }
+    serde_json::to_value(table.get_ref()).map_err(|e| {
+        located(
+            text,
+            path,
+            Some(table.span()),
+            &format!("{what} cannot be converted to JSON: {e}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(text: &str) -> Result<Config> {
+        Config::parse(text, Path::new("tdqs-gate.toml"))
+    }
+
+    #[test]
+    fn a_full_server_table_is_read() {
+        let config = parse(
+            r#"
+[server]
+command = "python -m 'my server' --flag"
+env = { PYTHONPATH = "{root}/src", MODE = "test" }
+cwd = "{root}/pkg"
+setup = ["make build", ["npm", "run", "build"]]
+startup-timeout = 90
+request-timeout = 2.5
+setup-timeout = 600
+isolate-home = false
+pass-env = ["UV_CACHE_DIR", "UV_CACHE_DIR", "NPM_CONFIG_CACHE"]
+"#,
+        )
+        .expect("valid");
+        let server = config.server.expect("server table");
+        assert_eq!(
+            server.command.as_deref(),
+            Some(&["python", "-m", "my server", "--flag"].map(String::from)[..])
+        );
+        assert_eq!(server.command_line, Some(3));
+        assert_eq!(
+            server.env.get("PYTHONPATH").map(String::as_str),
+            Some("{root}/src")
+        );
+        assert_eq!(server.cwd.as_deref(), Some("{root}/pkg"));
+        assert_eq!(
+            server.setup,
+            vec![
+                vec!["make".to_string(), "build".to_string()],
+                vec!["npm".to_string(), "run".to_string(), "build".to_string()]
+            ]
+        );
+        assert_eq!(server.startup_timeout, Some(Duration::from_secs(90)));
+        assert_eq!(server.request_timeout, Some(Duration::from_millis(2500)));
+        assert!(!server.isolate_home);
+        assert_eq!(server.pass_env, vec!["UV_CACHE_DIR", "NPM_CONFIG_CACHE"]);
+        let limits = server.apply_limits(ExportLimits::default());
+        assert_eq!(limits.setup_timeout, Duration::from_secs(600));
+        assert_eq!(limits.max_pages, ExportLimits::default().max_pages);
+        assert_eq!(config.probe, ProbeProfile::default());
+    }
+
+    #[test]
+    fn command_with_args_keeps_the_program_whole() {
+        let config = parse(
+            "[server]\ncommand = \"/opt/my tools/server\"\nargs = [\"--stdio\", \"{root}\"]\n",
+        )
+        .expect("valid");
+        assert_eq!(
+            config.server.expect("server").command,
+            Some(vec![
+                "/opt/my tools/server".to_string(),
+                "--stdio".to_string(),
+                "{root}".to_string()
+            ])
+        );
+    }
+
+    #[test]
+    fn defaults_apply_when_tables_are_absent() {
+        let config = parse("[server]\nenv = { A = \"1\" }\n").expect("valid");
+        let server = config.server.expect("server");
+        assert_eq!(server.command, None);
+        assert!(server.isolate_home);
+        let config = parse("").expect("empty file");
+        assert!(config.server.is_none());
+        assert!(config.lint.is_none());
+    }
+
+    #[test]
+    fn unknown_keys_name_the_key_its_line_and_the_valid_keys() {
+        let err = parse("[server]\ncommand = \"x\"\nstartup-timout = 5\n").expect_err("typo");
+        assert!(err.cause.contains("tdqs-gate.toml:3:1"), "{}", err.cause);
+        assert!(err.cause.contains("startup-timout"), "{}", err.cause);
+        assert!(err.cause.contains("startup-timeout"), "{}", err.cause);
+        assert!(
+            err.render().contains("startup-timout = 5\n^^^^^^^^^^^^^^"),
+            "{}",
+            err.render()
+        );
+
+        let err = parse("[gate]\nx = 1\n").expect_err("unknown table");
+        assert!(err.cause.contains("gate"), "{}", err.cause);
+        assert!(err.cause.contains("server"), "{}", err.cause);
+
+        let err = parse("[probe]\nera = \"new\"\n").expect_err("bad era");
+        assert!(err.cause.contains(":2:"), "{}", err.cause);
+        assert!(err.cause.contains("legacy"), "{}", err.cause);
+    }
+
+    #[test]
+    fn bad_values_are_located() {
+        let err = parse("[server]\ncommand = \"python 'unclosed\"\n").expect_err("quote");
+        assert!(
+            err.cause.contains(":2:11") && err.cause.contains("unbalanced"),
+            "{}",
+            err.cause
+        );
+
+        let err = parse("[server]\ncommand = \"x\"\n\nstartup-timeout = 0\n").expect_err("zero");
+        assert!(
+            err.cause.contains(":4:") && err.cause.contains("above 0"),
+            "{}",
+            err.cause
+        );
+
+        let err = parse("[server]\ncommand = \"x\"\nrequest-timeout = 60000\n").expect_err("ms");
+        assert!(err.cause.contains("milliseconds"), "{}", err.cause);
+
+        let err =
+            parse("[server]\ncommand = \"x\"\nrequest-timeout = \"60s\"\n").expect_err("string");
+        assert!(err.cause.contains("seconds"), "{}", err.cause);
+
+        let err = parse("[server]\ncommand = [\"a\"]\nargs = [\"b\"]\n").expect_err("twice");
+        assert!(err.cause.contains("given twice"), "{}", err.cause);
+
+        let err = parse("[server]\nargs = [\"b\"]\n").expect_err("args alone");
+        assert!(err.cause.contains("`command` is not"), "{}", err.cause);
+
+        let err = parse("[server]\ncommand = \"  \"\n").expect_err("empty");
+        assert!(err.cause.contains("empty"), "{}", err.cause);
+
+        let err =
+            parse("[server]\ncommand = \"x\"\nsetup = [\"ok\", []]\n").expect_err("empty setup");
+        assert!(err.cause.contains("setup command 2"), "{}", err.cause);
+
+        let err =
+            parse("[server]\ncommand = \"x\"\nenv = { \"A-B\" = \"1\" }\n").expect_err("env name");
+        assert!(
+            err.cause.contains("A-B") && err.cause.contains(":3:"),
+            "{}",
+            err.cause
+        );
+
+        let err =
+            parse("[server]\ncommand = \"x\"\nenv = { PORT = 8080 }\n").expect_err("env type");
+        assert!(err.cause.contains(":3:"), "{}", err.cause);
+
+        let err =
+            parse("[server]\ncommand = \"x\"\npass-env = [\"HOME=1\"]\n").expect_err("pass-env");
+        assert!(err.cause.contains("pass-env"), "{}", err.cause);
+    }
+
+    #[test]
+    fn the_probe_table_maps_to_a_probe_profile() {
+        let config = parse(
+            r#"
+[probe]
+protocol-version = "2025-06-18"
+era = "auto"
+capabilities = { roots = { listChanged = true }, sampling = {} }
+client-info = { name = "my-host", version = "2.1" }
+"#,
+        )
+        .expect("valid");
+        assert_eq!(
+            config.probe,
+            ProbeProfile {
+                protocol_version: "2025-06-18".to_string(),
+                era: Era::Auto,
+                capabilities: json!({"roots": {"listChanged": true}, "sampling": {}}),
+                client_info: json!({"name": "my-host", "version": "2.1"}),
+            }
+        );
+        let config = parse("[probe]\nera = \"modern\"\n").expect("partial");
+        assert_eq!(config.probe.era, Era::Modern);
+        assert_eq!(
+            config.probe.protocol_version,
+            ProbeProfile::default().protocol_version
+        );
+
+        let err = parse("[probe]\nprotocol-version = \"latest\"\n").expect_err("version");
+        assert!(err.cause.contains("latest"), "{}", err.cause);
+        let err = parse("[probe]\nclient-info = { name = \"x\" }\n").expect_err("client-info");
+        assert!(err.cause.contains("version"), "{}", err.cause);
+        let err = parse("[probe]\ncapabilities = { since = 2024-01-01 }\n").expect_err("date");
+        assert!(err.cause.contains("date"), "{}", err.cause);
+    }
+
+    #[test]
+    fn the_lint_table_is_kept_raw() {
+        let config =
+            parse("[lint]\nfail-on = \"error\"\n[lint.rules]\nX001 = \"off\"\n").expect("valid");
+        let lint = config.lint.expect("lint");
+        assert_eq!(lint["fail-on"].as_str(), Some("error"));
+        assert_eq!(lint["rules"]["X001"].as_str(), Some("off"));
+    }
+
+    #[test]
+    fn load_reads_the_file_at_the_root_or_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(Config::load(dir.path()).expect("absent"), None);
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[server]\ncommand = \"srv\"\n",
+        )
+        .expect("write");
+        let config = Config::load(dir.path()).expect("read").expect("present");
+        assert_eq!(config.path, dir.path().join(CONFIG_FILE));
+        std::fs::write(dir.path().join(CONFIG_FILE), "[server\n").expect("write");
+        let err = Config::load(dir.path()).expect_err("broken");
+        assert_eq!(err.stage, Stage::Config);
+        assert!(err.cause.contains(":1:"), "{}", err.cause);
+    }
+
+    #[test]
+    fn environment_names_are_checked() {
+        assert!(is_valid_env_name("PYTHONPATH"));
+        assert!(is_valid_env_name("_X1"));
+        assert!(!is_valid_env_name("1X"));
+        assert!(!is_valid_env_name(""));
+        assert!(!is_valid_env_name("A=B"));
+    }
+}

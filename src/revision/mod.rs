@@ -1,2 +1,339 @@
-//! Revisions: resolving `--base` / `--head` with git2 and checking them out into detached
-//! temporary worktrees that leave nothing behind.
+//! Revisions: finding the repository, resolving `--base` / `--head` with git2, and checking a
+//! commit out into a detached temporary worktree that leaves nothing behind.
+//!
+//! A [`Side`] is one tree the gate exports tools from: either a temporary worktree of a commit
+//! ([`Repo::checkout`]) or the repository's working tree as it is, uncommitted changes included
+//! ([`Repo::working_tree`]).
+//!
+//! What "nothing behind" means, and how it is kept:
+//! - the worktree gets a unique name `tdqs-gate-<pid>-<8 hex>`, and its folder of that name lives
+//!   in the system temporary directory;
+//! - libgit2 can only add a worktree on a branch, so a branch of the same name is created at the
+//!   commit, the worktree's HEAD is detached onto the commit, and the branch is deleted again
+//!   before [`Repo::checkout`] returns;
+//! - a guard owned by the [`Side`] prunes the worktree entry (`.git/worktrees/<name>`), removes the
+//!   folder and any leftover branch when the side is dropped — on success, on error, during a
+//!   panic's unwinding, and when a future holding it is dropped (Ctrl-C handled by cancelling the
+//!   pipeline). [`cleanup_all_active`] does the same for a signal handler that exits at once;
+//! - a run killed outright (SIGKILL) cannot clean up, so every [`open`] first prunes
+//!   `tdqs-gate-*` entries whose process is gone ([`Repo::prune_stale`]).
+//!
+//! The user's HEAD, index and working tree are never written: the checkout happens in the new
+//! worktree only, and the only shared state touched is the temporary branch. libgit2 runs no
+//! hooks (`git worktree add` would run `post-checkout`).
+//!
+//! As with any checkout by libgit2, submodules stay empty folders and Git LFS files stay pointer
+//! files: a server that needs them must fetch them in a `setup` command.
+//!
+//! libgit2 does not read `GIT_DIR`, `GIT_WORK_TREE` or `GIT_INDEX_FILE` when a repository is
+//! opened by path (only `Repository::open_from_env` does), so a gate started from a git hook or
+//! an environment that exports them still works on the repository it was pointed at.
+
+mod resolve;
+mod worktree;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result, Stage};
+
+pub use worktree::{cleanup_all_active, take_cleanup_failures, WORKTREE_PREFIX};
+
+/// The label of a side that is the repository's working tree.
+pub const WORKING_TREE_LABEL: &str = "working tree";
+
+/// One tree to export from, kept alive as long as this value lives.
+#[derive(Debug)]
+pub struct Side {
+    /// The root of the tree: `{root}` in launch settings.
+    pub root: PathBuf,
+    /// The full commit id: the checked-out commit, or HEAD's for the working tree (`None` when
+    /// HEAD is unborn).
+    pub commit: Option<String>,
+    /// The revision as the user gave it (`origin/main`, `HEAD~1`), or [`WORKING_TREE_LABEL`].
+    pub revision_label: String,
+    _guard: Option<worktree::TempWorktree>,
+}
+
+impl Side {
+    /// True when this side is a temporary worktree (not the user's working tree).
+    pub fn is_temporary(&self) -> bool {
+        self._guard.is_some()
+    }
+
+    /// Removes the temporary worktree now and reports a failure to do so (dropping the side does
+    /// the same, but can only record failures for [`take_cleanup_failures`]).
+    pub fn close(mut self) -> Result<()> {
+        match self._guard.take() {
+            Some(guard) => guard.close(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The state of the working tree, for reports (what "head = working tree" meant in this run).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkingTreeState {
+    /// HEAD's commit id (`None` when HEAD is unborn).
+    pub commit: Option<String>,
+    /// The short branch name HEAD points to (`None` when detached or unborn).
+    pub branch: Option<String>,
+    /// Paths with uncommitted changes (staged, unstaged or untracked, ignored files excluded).
+    pub changed_paths: usize,
+}
+
+impl WorkingTreeState {
+    pub fn is_dirty(&self) -> bool {
+        self.changed_paths > 0
+    }
+
+    /// A one-line description such as `working tree at 1a2b3c4d5e6f (main) with 3 uncommitted
+    /// changes`.
+    pub fn describe(&self) -> String {
+        let mut out = String::from(WORKING_TREE_LABEL);
+        match &self.commit {
+            Some(id) => out.push_str(&format!(" at {}", &id[..id.len().min(12)])),
+            None => out.push_str(" (no commit yet)"),
+        }
+        if let Some(branch) = &self.branch {
+            out.push_str(&format!(" ({branch})"));
+        }
+        match self.changed_paths {
+            0 => out.push_str(", clean"),
+            1 => out.push_str(" with 1 uncommitted change"),
+            n => out.push_str(&format!(" with {n} uncommitted changes")),
+        }
+        out
+    }
+}
+
+/// An open repository.
+pub struct Repo {
+    repo: git2::Repository,
+    /// `.git` of the main worktree: where refs and `worktrees/` live.
+    commondir: PathBuf,
+}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo")
+            .field("commondir", &self.commondir)
+            .field("workdir", &self.repo.workdir())
+            .finish()
+    }
+}
+
+/// Opens the repository at or above `dir` (the current directory when `None`), then prunes
+/// worktrees left by killed runs.
+///
+/// Failing to remove a leftover does not stop the run (it is recorded for
+/// [`take_cleanup_failures`]): the leftover does not affect this run's worktrees.
+pub fn open(dir: Option<&Path>) -> Result<Repo> {
+    let repo = Repo::open_without_pruning(dir)?;
+    if let Err(e) = repo.prune_stale() {
+        worktree::record_failure(match &e.advice {
+            Some(advice) => format!("{} ({advice})", e.cause),
+            None => e.cause,
+        });
+    }
+    Ok(repo)
+}
+
+impl Repo {
+    /// Opens the repository at or above `dir` without touching leftovers (for read-only uses
+    /// such as describing the working tree).
+    pub fn open_without_pruning(dir: Option<&Path>) -> Result<Repo> {
+        let start = match dir {
+            Some(dir) => dir.to_path_buf(),
+            None => std::env::current_dir().map_err(|e| {
+                Error::io(Stage::Revision, "cannot read the current directory", e)
+                    .with_advice("pass the repository with --repo DIR")
+            })?,
+        };
+        if !start.exists() {
+            return Err(Error::new(
+                Stage::Revision,
+                format!("repository folder {} does not exist", start.display()),
+            )
+            .with_advice("pass an existing folder inside a git repository with --repo DIR"));
+        }
+        let no_ceiling: [&std::ffi::OsStr; 0] = [];
+        let repo =
+            git2::Repository::open_ext(&start, git2::RepositoryOpenFlags::empty(), no_ceiling)
+                .map_err(|e| open_error(&start, e))?;
+        let commondir = repo.commondir().to_path_buf();
+        Ok(Repo { repo, commondir })
+    }
+
+    /// The root of the working tree (`None` for a bare repository).
+    pub fn workdir(&self) -> Option<&Path> {
+        self.repo.workdir()
+    }
+
+    /// The folder holding refs, objects and `worktrees/`.
+    pub fn commondir(&self) -> &Path {
+        &self.commondir
+    }
+
+    /// True for a shallow clone (`.git/shallow` lists cut-off commits): older commits are
+    /// missing, which is the usual reason a base revision cannot be found in CI.
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow() || self.commondir.join("shallow").is_file()
+    }
+
+    /// Removes `tdqs-gate-*` worktrees and branches left by runs that were killed before they
+    /// could clean up (their process no longer exists). Returns the names removed.
+    pub fn prune_stale(&self) -> Result<Vec<String>> {
+        worktree::prune_stale(&self.repo, &self.commondir)
+    }
+
+    /// Resolves `rev` to a full commit id; a revision missing from the clone is an error whose
+    /// advice names the fetch that fixes it.
+    pub fn resolve(&self, rev: &str) -> Result<String> {
+        resolve::resolve_commit(&self.repo, rev, self.is_shallow()).map(|oid| oid.to_string())
+    }
+
+    /// Checks `rev` out into a detached temporary worktree, file modes and symlinks as
+    /// committed.
+    pub fn checkout(&self, rev: &str) -> Result<Side> {
+        let oid = resolve::resolve_commit(&self.repo, rev, self.is_shallow())?;
+        let guard = worktree::TempWorktree::create(&self.repo, &self.commondir, oid)
+            .map_err(|e| e.context(format!("cannot check out '{rev}'")))?;
+        Ok(Side {
+            root: guard.path().to_path_buf(),
+            commit: Some(oid.to_string()),
+            revision_label: rev.to_string(),
+            _guard: Some(guard),
+        })
+    }
+
+    /// The working tree as it is, uncommitted changes included.
+    pub fn working_tree(&self) -> Result<Side> {
+        let root = self.workdir().ok_or_else(|| {
+            Error::new(
+                Stage::Revision,
+                format!(
+                    "{} is a bare repository: it has no working tree to use as the head",
+                    self.commondir.display()
+                ),
+            )
+            .with_advice(
+                "pass the head revision with --head REV, or run in a clone with a working tree",
+            )
+        })?;
+        Ok(Side {
+            // libgit2 reports the working directory with a trailing slash; `{root}/x` must not
+            // become `root//x`.
+            root: root.components().collect(),
+            commit: self.head_commit(),
+            revision_label: WORKING_TREE_LABEL.to_string(),
+            _guard: None,
+        })
+    }
+
+    /// HEAD, branch and uncommitted changes of the working tree, for reports. Reading status does
+    /// not write the index.
+    pub fn describe_working_tree(&self) -> Result<WorkingTreeState> {
+        let branch = match self.repo.head() {
+            Ok(head) if head.is_branch() => head.shorthand().map(str::to_string),
+            _ => None,
+        };
+        let mut options = git2::StatusOptions::new();
+        options
+            .include_untracked(true)
+            .recurse_untracked_dirs(false)
+            .include_ignored(false)
+            .exclude_submodules(true);
+        let changed_paths = if self.repo.is_bare() {
+            0
+        } else {
+            self.repo
+                .statuses(Some(&mut options))
+                .map_err(|e| {
+                    Error::new(
+                        Stage::Revision,
+                        format!("cannot read the working tree's status: {}", e.message()),
+                    )
+                })?
+                .iter()
+                .filter(|entry| entry.status() != git2::Status::CURRENT)
+                .count()
+        };
+        Ok(WorkingTreeState {
+            commit: self.head_commit(),
+            branch,
+            changed_paths,
+        })
+    }
+
+    fn head_commit(&self) -> Option<String> {
+        self.repo
+            .head()
+            .ok()
+            .and_then(|head| head.peel_to_commit().ok())
+            .map(|commit| commit.id().to_string())
+    }
+}
+
+fn open_error(start: &Path, err: git2::Error) -> Error {
+    match err.code() {
+        git2::ErrorCode::NotFound => Error::new(
+            Stage::Revision,
+            format!("no git repository at or above {}", start.display()),
+        )
+        .with_advice("run tdqs-gate inside the repository, or pass it with --repo DIR"),
+        git2::ErrorCode::Owner => Error::new(
+            Stage::Revision,
+            format!(
+                "the repository at {} is owned by another user, and git refuses to open it",
+                start.display()
+            ),
+        )
+        .with_advice(format!(
+            "mark it as safe: `git config --global --add safe.directory {}` (common in CI containers)",
+            start.display()
+        )),
+        _ => Error::new(
+            Stage::Revision,
+            format!("cannot open the git repository at {}: {}", start.display(), err.message()),
+        )
+        .with_advice("check that --repo points into a readable git repository"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+    fn assert_send<T: Send>() {}
+
+    #[test]
+    fn sides_can_move_into_tasks_and_repos_into_threads() {
+        assert_send_sync::<Side>();
+        assert_send::<Repo>();
+    }
+
+    #[test]
+    fn working_tree_state_describes_itself() {
+        let state = WorkingTreeState {
+            commit: Some("0123456789abcdef0123".to_string()),
+            branch: Some("main".to_string()),
+            changed_paths: 0,
+        };
+        assert_eq!(
+            state.describe(),
+            "working tree at 0123456789ab (main), clean"
+        );
+        assert!(!state.is_dirty());
+        let state = WorkingTreeState {
+            commit: None,
+            branch: None,
+            changed_paths: 1,
+        };
+        assert_eq!(
+            state.describe(),
+            "working tree (no commit yet) with 1 uncommitted change"
+        );
+    }
+}

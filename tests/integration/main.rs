@@ -3,3 +3,6 @@ mod http_judges;
 mod http_stub;
 mod loopback;
 mod spec;
+mod launch;
+mod revision;
+mod support;

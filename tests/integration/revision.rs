@@ -1,0 +1,494 @@
+//! Revisions: detached temporary worktrees of a git fixture, and proof that nothing is left
+//! behind after success, errors, panics, dropped futures, interrupted and killed runs.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::io::{BufRead, BufReader};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::task::{Context, Waker};
+
+use tdqs_gate::error::Stage;
+use tdqs_gate::revision::{self, Side, WORKING_TREE_LABEL};
+
+use crate::support::gitrepo::{tree_files, GitRepo, RepoSnapshot};
+
+/// A repository with two commits of a small server, and uncommitted changes of every kind on
+/// top (which must survive every run untouched).
+struct Fixture {
+    repo: GitRepo,
+    first: String,
+    second: String,
+    /// The tree of the first commit as files, modes and symlinks.
+    first_files: BTreeMap<String, String>,
+}
+
+fn fixture() -> Fixture {
+    let repo = GitRepo::init();
+    repo.write_executable("server.sh", "#!/bin/sh\necho \"tools v1\"\n")
+        .write("lib/helper.py", "VERSION = 1\n")
+        .write("docs/readme.txt", "the first version\n")
+        .write(".gitignore", "ignored.log\n")
+        .symlink("run", "server.sh")
+        .symlink("lib/current", "helper.py");
+    let first = repo.commit_all("first version");
+    let first_files = tree_files(&repo.path);
+
+    repo.write_executable("server.sh", "#!/bin/sh\necho \"tools v2\"\n")
+        .write_executable("lib/helper.py", "VERSION = 2\n")
+        .write_executable("new_tool.sh", "#!/bin/sh\necho new\n")
+        .remove("docs/readme.txt")
+        .symlink("run", "lib/helper.py");
+    let second = repo.commit_all("second version");
+
+    // Unstaged, staged, untracked and ignored changes.
+    repo.write_executable("server.sh", "#!/bin/sh\necho \"work in progress\"\n");
+    repo.write("staged.txt", "staged\n");
+    repo.git(["add", "staged.txt"]);
+    repo.write("untracked.txt", "untracked\n");
+    repo.write("ignored.log", "ignored\n");
+    Fixture {
+        repo,
+        first,
+        second,
+        first_files,
+    }
+}
+
+fn assert_untouched(repo: &GitRepo, before: &RepoSnapshot, root: &Path) {
+    assert!(
+        !root.exists(),
+        "the worktree folder {} is still there",
+        root.display()
+    );
+    assert_eq!(&repo.snapshot(), before);
+}
+
+#[test]
+fn checkout_of_the_previous_commit_has_its_files_modes_and_symlinks_and_leaves_nothing() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    assert!(
+        before.status.contains("?? untracked.txt"),
+        "{}",
+        before.status
+    );
+
+    let repo = revision::open(Some(&f.repo.path)).expect("open");
+    let side = repo.checkout("HEAD~1").expect("checkout");
+    assert_eq!(side.commit.as_deref(), Some(f.first.as_str()));
+    assert_eq!(side.revision_label, "HEAD~1");
+    assert!(side.is_temporary());
+    assert_eq!(tree_files(&side.root), f.first_files);
+    // The executable bit was checked out: the script runs directly.
+    let output = Command::new(side.root.join("run"))
+        .output()
+        .expect("run the v1 server");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "tools v1\n");
+
+    let root = side.root.clone();
+    drop(side);
+    assert_untouched(&f.repo, &before, &root);
+}
+
+#[test]
+fn the_worktree_is_detached_at_the_commit_and_no_branch_outlives_its_creation() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let repo = revision::open(Some(&f.repo.path)).expect("open");
+    let side = repo.checkout(&f.first[..10]).expect("checkout by short id");
+    assert_eq!(side.commit.as_deref(), Some(f.first.as_str()));
+
+    let in_worktree = |args: &[&str]| {
+        crate::support::gitrepo::git_command(&side.root)
+            .args(args)
+            .output()
+            .expect("git")
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&in_worktree(&["rev-parse", "HEAD"]).stdout).trim(),
+        f.first
+    );
+    assert!(
+        !in_worktree(&["symbolic-ref", "-q", "HEAD"])
+            .status
+            .success(),
+        "HEAD is detached"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&in_worktree(&["status", "--porcelain"]).stdout),
+        "",
+        "index matches the tree"
+    );
+    // While the side lives, the worktree is listed, but the temporary branch is already gone.
+    assert!(f
+        .repo
+        .git(["worktree", "list"])
+        .contains(&side.root.display().to_string()));
+    assert_eq!(f.repo.git(["branch", "-a"]), before.branches);
+    assert_eq!(f.repo.git(["for-each-ref"]), before.refs);
+    // The user's checkout did not move.
+    assert_eq!(f.repo.rev_parse("HEAD"), f.second);
+
+    let root = side.root.clone();
+    side.close().expect("close");
+    assert_untouched(&f.repo, &before, &root);
+}
+
+#[test]
+fn two_sides_can_live_at_once_and_both_are_removed() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let repo = revision::open(Some(&f.repo.path)).expect("open");
+    let base = repo.checkout(&f.first).expect("base");
+    let head = repo.checkout("main").expect("head");
+    assert_ne!(base.root, head.root);
+    assert_eq!(head.commit.as_deref(), Some(f.second.as_str()));
+    assert!(head.root.join("new_tool.sh").exists() && !base.root.join("new_tool.sh").exists());
+    // Opening again (as a second process would) must not prune the live worktrees.
+    revision::open(Some(&f.repo.path)).expect("open again");
+    assert!(base.root.exists() && head.root.exists());
+    let roots = [base.root.clone(), head.root.clone()];
+    drop(base);
+    drop(head);
+    for root in &roots {
+        assert!(!root.exists());
+    }
+    assert_eq!(f.repo.snapshot(), before);
+}
+
+#[test]
+fn a_failed_checkout_leaves_nothing() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let repo = revision::open(Some(&f.repo.path)).expect("open");
+
+    let err = repo
+        .checkout("no-such-branch")
+        .expect_err("unknown revision");
+    assert_eq!(err.stage, Stage::Revision);
+    assert!(
+        err.cause
+            .contains("'no-such-branch' is not in this repository"),
+        "{}",
+        err.cause
+    );
+    assert!(
+        err.advice
+            .as_deref()
+            .unwrap_or("")
+            .contains("git fetch origin no-such-branch"),
+        "{:?}",
+        err.advice
+    );
+
+    let err = repo
+        .checkout("HEAD^{tree}")
+        .expect_err("a tree is not a commit");
+    assert!(err.cause.contains("names a tree"), "{}", err.cause);
+
+    let err = repo.checkout("HEAD~5").expect_err("beyond the history");
+    assert_eq!(err.stage, Stage::Revision);
+    assert!(!err.cause.contains("shallow"), "{}", err.cause);
+
+    assert_eq!(f.repo.snapshot(), before);
+}
+
+fn use_side_then_fail(
+    repo: &revision::Repo,
+    root: &mut PathBuf,
+) -> Result<(), tdqs_gate::error::Error> {
+    let side = repo.checkout("HEAD~1")?;
+    *root = side.root.clone();
+    assert!(root.join("server.sh").exists());
+    // A later stage fails while the side is in scope.
+    repo.checkout("no-such-revision")?;
+    drop(side);
+    Ok(())
+}
+
+#[test]
+fn an_error_inside_the_sides_scope_leaves_nothing() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let repo = revision::open(Some(&f.repo.path)).expect("open");
+    let mut root = PathBuf::new();
+    use_side_then_fail(&repo, &mut root).expect_err("the later stage fails");
+    assert!(!root.as_os_str().is_empty());
+    assert_untouched(&f.repo, &before, &root);
+}
+
+#[test]
+fn a_panic_inside_the_sides_scope_leaves_nothing() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let repo = revision::open(Some(&f.repo.path)).expect("open");
+    let mut root = PathBuf::new();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let side = repo.checkout("HEAD~1").expect("checkout");
+        root = side.root.clone();
+        if side.root.exists() {
+            panic!("a stage panicked while the side was alive");
+        }
+    }));
+    assert!(outcome.is_err(), "the closure panicked");
+    assert_untouched(&f.repo, &before, &root);
+    assert_eq!(revision::take_cleanup_failures(), Vec::<String>::new());
+}
+
+#[test]
+fn a_dropped_future_leaves_nothing() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let repo = revision::open(Some(&f.repo.path)).expect("open");
+    let root = std::cell::RefCell::new(PathBuf::new());
+    let mut future = Box::pin(async {
+        let side = repo.checkout("HEAD~1").expect("checkout");
+        *root.borrow_mut() = side.root.clone();
+        // Stands for an export still waiting on the server when Ctrl-C cancels the run.
+        std::future::pending::<()>().await;
+        drop(side);
+    });
+    let mut context = Context::from_waker(Waker::noop());
+    assert!(future.as_mut().poll(&mut context).is_pending());
+    assert!(root.borrow().join("server.sh").exists());
+    drop(future);
+    assert_untouched(&f.repo, &before, &root.borrow());
+}
+
+#[test]
+fn cleanup_all_active_removes_the_worktrees_of_a_run_that_exits_at_once() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let output = Command::new(env!("CARGO_BIN_EXE_revision-holder"))
+        .args([
+            f.repo.path.as_os_str(),
+            "HEAD~1".as_ref(),
+            "--cleanup-all".as_ref(),
+        ])
+        .output()
+        .expect("run the holder");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut lines = stdout.lines();
+    let root = PathBuf::from(lines.next().expect("root line"));
+    assert_eq!(lines.next().map(str::trim_end), Some("removed"), "{stdout}");
+    assert_untouched(&f.repo, &before, &root);
+}
+
+#[test]
+fn a_killed_run_is_pruned_by_the_next_run_and_a_live_one_is_not() {
+    let f = fixture();
+    // Branches named like ours but not ours must survive.
+    f.repo.git(["branch", "tdqs-gate-feature"]);
+    f.repo.git(["branch", "tdqs-gate-12-notours"]);
+    let before = f.repo.snapshot();
+
+    let mut holder = Command::new(env!("CARGO_BIN_EXE_revision-holder"))
+        .args([f.repo.path.as_os_str(), "HEAD~1".as_ref()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the holder");
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read the root");
+    let root = PathBuf::from(line.trim_end());
+    assert!(
+        root.join("server.sh").exists(),
+        "holder checked out {}",
+        root.display()
+    );
+
+    let live = revision::open(Some(&f.repo.path)).expect("open while the holder lives");
+    assert_eq!(live.prune_stale().expect("prune"), Vec::<String>::new());
+    assert!(root.exists(), "a live run's worktree is not pruned");
+
+    holder.kill().expect("SIGKILL the holder");
+    holder.wait().expect("reap the holder");
+    assert!(root.exists(), "a killed run leaves its worktree");
+    assert_eq!(f.repo.temp_worktrees(), vec![root.clone()]);
+
+    // A run killed between creating its branch and deleting it.
+    let mut exited = Command::new("true").spawn().expect("spawn true");
+    let dead_pid = exited.id();
+    exited.wait().expect("reap");
+    let stray_branch = format!("tdqs-gate-{dead_pid}-0badc0de");
+    f.repo.git(["branch", &stray_branch, "HEAD~1"]);
+
+    let repo = revision::open(Some(&f.repo.path)).expect("the next run");
+    drop(repo);
+    assert_untouched(&f.repo, &before, &root);
+    assert!(f.repo.git(["branch"]).contains("tdqs-gate-feature"));
+}
+
+#[test]
+fn a_base_missing_from_a_shallow_clone_is_invalid_with_the_fetch_that_fixes_it() {
+    let f = fixture();
+    // Lets the shallow clone fetch a commit by id, as GitHub allows.
+    f.repo
+        .git(["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let clone = f.repo.shallow_clone(1);
+    let before = clone.snapshot();
+    let repo = revision::open(Some(&clone.path)).expect("open");
+    assert!(repo.is_shallow());
+
+    let err = repo.checkout(&f.first).expect_err("not fetched");
+    assert_eq!(err.stage, Stage::Revision);
+    assert!(err.cause.contains("shallow"), "{}", err.cause);
+    let advice = err.advice.clone().unwrap_or_default();
+    assert!(
+        advice.contains(&format!("git fetch --no-tags --depth=1 origin {}", f.first)),
+        "{advice}"
+    );
+    assert!(advice.contains("fetch-depth: 0"), "{advice}");
+
+    let err = repo.checkout("HEAD~1").expect_err("history cut off");
+    assert!(err.cause.contains("shallow"), "{}", err.cause);
+    let advice = err.advice.clone().unwrap_or_default();
+    assert!(
+        advice.contains("git fetch --unshallow") && advice.contains("fetch-depth: 0"),
+        "{advice}"
+    );
+    assert_eq!(clone.snapshot(), before);
+
+    // The advice works.
+    clone.git(["fetch", "-q", "--no-tags", "--depth=1", "origin", &f.first]);
+    let side = repo.checkout(&f.first).expect("fetched base");
+    assert_eq!(tree_files(&side.root), f.first_files);
+}
+
+#[test]
+fn the_working_tree_side_is_the_checkout_as_it_is() {
+    let f = fixture();
+    let sub = f.repo.path.join("lib");
+    let repo = revision::open(Some(&sub)).expect("discovered from a subfolder");
+    let side: Side = repo.working_tree().expect("working tree");
+    assert_eq!(
+        side.root.canonicalize().ok(),
+        f.repo.path.canonicalize().ok()
+    );
+    assert_eq!(side.commit.as_deref(), Some(f.second.as_str()));
+    assert_eq!(side.revision_label, WORKING_TREE_LABEL);
+    assert!(!side.is_temporary());
+    // Uncommitted work is what the head exports.
+    assert_eq!(
+        std::fs::read_to_string(side.root.join("server.sh")).expect("read"),
+        "#!/bin/sh\necho \"work in progress\"\n"
+    );
+    let before = f.repo.snapshot();
+    let state = repo.describe_working_tree().expect("describe");
+    assert_eq!(state.commit.as_deref(), Some(f.second.as_str()));
+    assert_eq!(state.branch.as_deref(), Some("main"));
+    // server.sh (modified), staged.txt (added), untracked.txt; ignored.log is not counted.
+    assert_eq!(state.changed_paths, 3);
+    assert!(
+        state.describe().contains("with 3 uncommitted changes"),
+        "{}",
+        state.describe()
+    );
+    side.close().expect("closing the working tree does nothing");
+    assert_eq!(f.repo.snapshot(), before);
+    assert!(f.repo.path.join("server.sh").exists());
+}
+
+#[test]
+fn a_folder_outside_any_repository_is_invalid_with_advice() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = revision::open(Some(dir.path())).expect_err("not a repository");
+    assert_eq!(err.stage, Stage::Revision);
+    assert!(err.cause.contains("no git repository"), "{}", err.cause);
+    assert!(
+        err.advice.as_deref().unwrap_or("").contains("--repo"),
+        "{:?}",
+        err.advice
+    );
+    let err = revision::open(Some(&dir.path().join("missing"))).expect_err("missing folder");
+    assert!(err.cause.contains("does not exist"), "{}", err.cause);
+}
+
+#[test]
+fn a_repository_used_from_a_linked_worktree_or_bare_is_handled_too() {
+    let f = fixture();
+    let linked = f.repo.path.parent().expect("parent").join("linked");
+    f.repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        linked.to_str().expect("UTF-8"),
+        "HEAD",
+    ]);
+    let before = f.repo.snapshot();
+
+    let repo = revision::open(Some(&linked)).expect("open from the linked worktree");
+    let side = repo.checkout("HEAD~1").expect("checkout");
+    assert_eq!(side.commit.as_deref(), Some(f.first.as_str()));
+    assert_eq!(tree_files(&side.root), f.first_files);
+    let root = side.root.clone();
+    drop(side);
+    assert_untouched(&f.repo, &before, &root);
+    assert!(
+        linked.join("server.sh").exists(),
+        "the user's linked worktree is kept"
+    );
+
+    let bare_dir = tempfile::tempdir().expect("tempdir");
+    let bare = bare_dir.path().join("bare.git");
+    crate::support::gitrepo::git(
+        bare_dir.path(),
+        [
+            "clone",
+            "-q",
+            "--bare",
+            f.repo.path.to_str().expect("UTF-8"),
+            "bare.git",
+        ],
+    );
+    let repo = revision::open(Some(&bare)).expect("open bare");
+    let err = repo.working_tree().expect_err("no working tree");
+    assert!(
+        err.advice.as_deref().unwrap_or("").contains("--head"),
+        "{:?}",
+        err.advice
+    );
+    let side = repo
+        .checkout("main")
+        .expect("checkout from a bare repository");
+    assert!(side.root.join("new_tool.sh").exists());
+    let root = side.root.clone();
+    drop(side);
+    assert!(!root.exists());
+    assert!(!bare.join("worktrees").exists());
+}
+
+#[test]
+fn a_run_killed_half_way_through_creating_a_worktree_is_pruned_too() {
+    let f = fixture();
+    let before = f.repo.snapshot();
+    let mut exited = Command::new("true").spawn().expect("spawn true");
+    let dead_pid = exited.id();
+    exited.wait().expect("reap");
+    let name = format!("tdqs-gate-{dead_pid}-0000beef");
+    // libgit2 makes the entry first, then the folder, then the files linking them.
+    let admin = f.repo.path.join(".git/worktrees").join(&name);
+    std::fs::create_dir_all(&admin).expect("entry");
+    std::fs::write(admin.join("commondir"), "../..\n").expect("commondir");
+    let folder = std::env::temp_dir()
+        .canonicalize()
+        .expect("temp")
+        .join(&name);
+    std::fs::create_dir_all(folder.join("lib")).expect("folder");
+    std::fs::write(folder.join("lib/partial.py"), "half written").expect("file");
+
+    let repo = revision::Repo::open_without_pruning(Some(&f.repo.path)).expect("open");
+    let pruned = repo.prune_stale().expect("prune");
+    assert_eq!(pruned, vec![name]);
+    assert_untouched(&f.repo, &before, &folder);
+}
