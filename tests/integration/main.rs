@@ -1,8 +1,9 @@
 mod claude_code;
+mod digest;
 mod http_judges;
 mod http_stub;
-mod loopback;
-mod spec;
 mod launch;
+mod loopback;
 mod revision;
+mod spec;
 mod support;
