@@ -16,6 +16,7 @@ pub mod decide;
 pub mod digest;
 pub mod error;
 pub mod exit;
+pub mod gate;
 pub mod export;
 pub mod judge;
 pub mod lint;

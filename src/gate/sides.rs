@@ -68,8 +68,8 @@ fn plan(
 ) -> Result<(LaunchPlan, ProbeProfile), Error> {
     let config = Config::load(head_root)?;
     let mut base_limits = limits(server);
-    if let Some(c) = &config {
-        base_limits = c.apply_limits(base_limits);
+    if let Some(server_config) = config.as_ref().and_then(|c| c.server.as_ref()) {
+        base_limits = server_config.apply_limits(base_limits);
         // A command-line timeout wins over the configuration's.
         if let Some(t) = server.timeout {
             base_limits.startup_timeout = t;
