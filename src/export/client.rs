@@ -155,24 +155,26 @@ struct RemoteError {
 #[derive(Debug)]
 enum Failure {
     /// Stdout reached end-of-file or stdin broke: the server exited or closed its streams.
+    /// `doing` completes "while the gate was …".
     Exited {
-        during: String,
+        doing: String,
     },
+    /// No answer to `request` (a method name in backticks, perhaps with a page number).
     Timeout {
-        during: String,
+        request: String,
         wait: Wait,
     },
     /// The server did not read its stdin within the deadline.
     StdinStuck {
-        during: String,
+        sending: String,
         wait: Wait,
     },
     Oversize {
-        during: String,
+        doing: String,
         limit: usize,
     },
     Io {
-        during: String,
+        doing: String,
         err: String,
     },
     Remote {
@@ -216,7 +218,7 @@ fn failure_error(
     );
     let mut extra_details: Vec<(String, String)> = Vec::new();
     let (cause, advice) = match failure {
-        Failure::Exited { during } => {
+        Failure::Exited { doing } => {
             let how = match (shutdown.step, shutdown.status) {
                 (ShutdownStep::AlreadyExited | ShutdownStep::StdinClosed, Some(status)) => {
                     describe_status(status)
@@ -224,16 +226,16 @@ fn failure_error(
                 _ => "closed its stdout without exiting".to_string(),
             };
             (
-                format!("{server} {how} while the gate was waiting for {during}"),
-                "the server crashed or could not start: read its stderr below and run the \
+                format!("{server} {how} while the gate was {doing}"),
+                "the server crashed or could not start: read its stderr above and run the \
                  command below in that tree; if it needs a build or installed dependencies \
                  first, add `setup` commands to the `[server]` table of tdqs-gate.toml"
                     .to_string(),
             )
         }
-        Failure::Timeout { during, wait } => (
+        Failure::Timeout { request, wait } => (
             format!(
-                "{server} did not answer {during} within {} ({})",
+                "{server} did not answer {request} within {} ({})",
                 humantime::format_duration(wait.limit),
                 wait.setting
             ),
@@ -250,9 +252,9 @@ fn failure_error(
                     .to_string()
             },
         ),
-        Failure::StdinStuck { during, wait } => (
+        Failure::StdinStuck { sending, wait } => (
             format!(
-                "{server} stopped reading its stdin while the gate was sending {during} (nothing \
+                "{server} stopped reading its stdin while the gate was sending {sending} (nothing \
                  accepted within {})",
                 humantime::format_duration(wait.limit)
             ),
@@ -260,10 +262,10 @@ fn failure_error(
              really starts an MCP stdio server"
                 .to_string(),
         ),
-        Failure::Oversize { during, limit } => (
+        Failure::Oversize { doing, limit } => (
             format!(
                 "{server} wrote a stdout line longer than the limit of {limit} bytes while the \
-                 gate was waiting for {during}"
+                 gate was {doing}"
             ),
             format!(
                 "one JSON-RPC message this large is usually a bug, or output without newlines \
@@ -271,8 +273,8 @@ fn failure_error(
                  the message size limit (now {limit} bytes)"
             ),
         ),
-        Failure::Io { during, err } => (
-            format!("reading from {server} failed while waiting for {during}: {err}"),
+        Failure::Io { doing, err } => (
+            format!("talking to {server} failed while the gate was {doing}: {err}"),
             "run the command below to see whether the server works on its own".to_string(),
         ),
         Failure::Remote { during, error } => {
@@ -285,7 +287,7 @@ fn failure_error(
                  host to see its tools; check the command starts the right server"
             } else {
                 "the server rejected a request every host makes when it connects: fix the server \
-                 (its stderr is below); tdqs-gate cannot export tools the server fails to list"
+                 (its stderr is above); tdqs-gate cannot export tools the server fails to list"
             };
             (
                 format!(
@@ -303,7 +305,7 @@ fn failure_error(
         ),
         Failure::CursorRepeated { cursor, page } => (
             format!(
-                "{server} returned the `tools/list` cursor {} a second time (page {page}), so \
+                "{server} returned the `tools/list` cursor {} again on page {page}, so \
                  paging would never end",
                 Value::String(cursor)
             ),
@@ -422,6 +424,15 @@ enum Reply {
     Error(RemoteError),
 }
 
+/// One message from the server, as far as the waiting request is concerned.
+enum Incoming {
+    Response(u64, Reply),
+    /// An error response with `"id": null`.
+    UnattributedError(RemoteError),
+    /// Anything else (already handled).
+    Other,
+}
+
 struct Session<'a> {
     process: ServerProcess,
     limits: &'a ExportLimits,
@@ -498,9 +509,7 @@ impl<'a> Session<'a> {
         let mut waiting: Vec<u64> = also_waiting.to_vec();
         waiting.push(init_id);
         loop {
-            let (id, reply) = self
-                .await_reply(&waiting, wait, "the `initialize` response")
-                .await?;
+            let (id, reply) = self.await_reply(&waiting, wait, "`initialize`").await?;
             if id != init_id {
                 // A late `server/discover` answer: a result means the server is modern after
                 // all; an error is the expected legacy answer and is ignored.
@@ -580,9 +589,7 @@ impl<'a> Session<'a> {
         let id = self
             .send_request("server/discover", Some(params), wait)
             .await?;
-        let (_, reply) = self
-            .await_reply(&[id], wait, "the `server/discover` response")
-            .await?;
+        let (_, reply) = self.await_reply(&[id], wait, "`server/discover`").await?;
         match reply {
             Reply::Result(result) => match self.read_discover(result, &version)? {
                 Some(handshake) => Ok(handshake),
@@ -604,7 +611,7 @@ impl<'a> Session<'a> {
         // Half of the startup budget at most, so the fallback keeps time to start.
         let probe = startup.capped(AUTO_DISCOVER_TIMEOUT.min(self.limits.startup_timeout / 2));
         match self
-            .await_reply(&[discover_id], probe, "the `server/discover` response")
+            .await_reply(&[discover_id], probe, "`server/discover`")
             .await
         {
             Ok((_, Reply::Result(result))) => {
@@ -759,9 +766,7 @@ impl<'a> Session<'a> {
             };
             let wait = Wait::new(self.limits.request_timeout, "request timeout");
             let id = self.send_request("tools/list", params, wait).await?;
-            let (_, reply) = self
-                .await_reply(&[id], wait, &format!("the {during} response"))
-                .await?;
+            let (_, reply) = self.await_reply(&[id], wait, &during).await?;
             let result = expect_result(reply, &during)?;
             let Value::Object(mut result) = result else {
                 return Err(malformed(
@@ -799,7 +804,7 @@ impl<'a> Session<'a> {
                     if !seen_cursors.insert(next.clone()) {
                         return Err(Failure::CursorRepeated {
                             cursor: next,
-                            page: page + 1,
+                            page,
                         });
                     }
                     cursor = Some(next);
@@ -844,56 +849,54 @@ impl<'a> Session<'a> {
 
     async fn write(&mut self, message: &Value, wait: Wait, what: &str) -> Result<(), Failure> {
         let bytes = serde_json::to_vec(message).map_err(|err| Failure::Io {
-            during: what.to_string(),
+            doing: format!("encoding {what}"),
             err: err.to_string(),
         })?;
         let remaining = wait.deadline.saturating_duration_since(Instant::now());
         match self.process.send(&bytes, remaining).await {
             Ok(()) => Ok(()),
             Err(WriteError::Closed(_)) => Err(Failure::Exited {
-                during: format!("{what} to be sent"),
+                doing: format!("sending {what}"),
             }),
             Err(WriteError::TimedOut) => Err(Failure::StdinStuck {
-                during: what.to_string(),
+                sending: what.to_string(),
                 wait,
             }),
         }
     }
 
-    /// Reads messages until a response to one of `ids` arrives, answering server requests and
-    /// skipping notifications, stray responses and non-message lines on the way.
+    /// Reads messages until a response to one of `ids` (requests named `request` in messages)
+    /// arrives, answering server requests and skipping notifications, stray responses and
+    /// non-message lines on the way.
     async fn await_reply(
         &mut self,
         ids: &[u64],
         wait: Wait,
-        during: &str,
+        request: &str,
     ) -> Result<(u64, Reply), Failure> {
+        let doing = || format!("waiting for the answer to {request}");
         loop {
             let line = match tokio::time::timeout_at(wait.deadline, self.process.next_line()).await
             {
                 Err(_) => {
                     return Err(Failure::Timeout {
-                        during: during.to_string(),
+                        request: request.to_string(),
                         wait,
                     })
                 }
                 Ok(Err(ReadError::Oversize { limit })) => {
                     return Err(Failure::Oversize {
-                        during: during.to_string(),
+                        doing: doing(),
                         limit,
                     })
                 }
                 Ok(Err(ReadError::Io(err))) => {
                     return Err(Failure::Io {
-                        during: during.to_string(),
+                        doing: doing(),
                         err: err.to_string(),
                     })
                 }
-                Ok(Ok(StdoutLine::Eof)) => {
-                    return Err(Failure::Exited {
-                        during: during.to_string(),
-                    })
-                }
+                Ok(Ok(StdoutLine::Eof)) => return Err(Failure::Exited { doing: doing() }),
                 Ok(Ok(StdoutLine::Line(line))) => line,
             };
             let messages = match serde_json::from_slice::<Value>(&line) {
@@ -917,10 +920,19 @@ impl<'a> Session<'a> {
             // Every message of a batch is handled (server requests answered) before returning.
             let mut found = None;
             for message in messages {
-                if let Some((id, reply)) = self.handle_message(message, wait, &line).await? {
-                    if found.is_none() && ids.contains(&id) {
-                        found = Some((id, reply));
-                    }
+                let reply = match self.handle_message(message, wait, &line).await? {
+                    Incoming::Response(id, reply) if ids.contains(&id) => Some((id, reply)),
+                    // An error without an id (JSON-RPC's answer to a request the server could
+                    // not parse) can only concern the newest request still waiting.
+                    Incoming::UnattributedError(mut error) => ids.last().map(|&id| {
+                        error.message =
+                            format!("{} (an error answer without a request id)", error.message);
+                        (id, Reply::Error(error))
+                    }),
+                    Incoming::Response(..) | Incoming::Other => None,
+                };
+                if found.is_none() {
+                    found = reply;
                 }
             }
             if let Some(found) = found {
@@ -929,13 +941,14 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Handles one incoming message; returns it when it is a response with a numeric id.
+    /// Handles one incoming message: answers server requests, notes notifications and
+    /// non-messages, and hands responses back.
     async fn handle_message(
         &mut self,
         mut message: Map<String, Value>,
         wait: Wait,
         line: &[u8],
-    ) -> Result<Option<(u64, Reply)>, Failure> {
+    ) -> Result<Incoming, Failure> {
         if let Some(Value::String(method)) = message.get("method") {
             let method = method.clone();
             match message.remove("id") {
@@ -946,35 +959,38 @@ impl<'a> Session<'a> {
                     }
                 }
             }
-            return Ok(None);
+            return Ok(Incoming::Other);
         }
         let is_response = message.contains_key("result") || message.contains_key("error");
-        let Some(id) = message.get("id").filter(|_| is_response) else {
+        let Some(id) = message.get("id").filter(|_| is_response).cloned() else {
             self.stdout_junk.note(line, &self.process);
-            return Ok(None);
-        };
-        let Some(id) = id.as_u64() else {
-            // Not an id this client issues (it only uses integers).
-            return Ok(None);
+            return Ok(Incoming::Other);
         };
         if let Some(result) = message.remove("result") {
-            return Ok(Some((id, Reply::Result(result))));
+            // Ids this client did not issue (it only uses integers) are stray and skipped.
+            return Ok(match id.as_u64() {
+                Some(id) => Incoming::Response(id, Reply::Result(result)),
+                None => Incoming::Other,
+            });
         }
         let error = message.remove("error").unwrap_or(Value::Null);
-        let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
-        let text = error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("(no message)");
-        let data = error.get("data").cloned();
-        Ok(Some((
-            id,
-            Reply::Error(RemoteError {
-                code,
-                message: self.process.redact(text),
-                data,
-            }),
-        )))
+        let error = RemoteError {
+            code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+            message: self.process.redact(
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)"),
+            ),
+            data: error.get("data").cloned(),
+        };
+        Ok(match id {
+            Value::Null => Incoming::UnattributedError(error),
+            id => match id.as_u64() {
+                Some(id) => Incoming::Response(id, Reply::Error(error)),
+                None => Incoming::Other,
+            },
+        })
     }
 
     async fn answer_server_request(

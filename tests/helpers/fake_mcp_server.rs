@@ -23,7 +23,8 @@
 //! - `modern`: a dual-era server like the Python SDK 2.x: answers `server/discover` the
 //!   2026-07-28 way (the connection is then modern-only and `initialize` gets -32022), or
 //!   `initialize` if that comes first.
-//! - `malformed`: `--malformed tools|cursor|version|result` breaks that part of an answer.
+//! - `malformed`: `--malformed tools|cursor|version|result` breaks that part of an answer;
+//!   `--malformed null-id` answers `tools/list` with an error whose id is null.
 //! - `sleeper` (internal): the grandchild; writes its pid, ignores SIGTERM, sleeps.
 //!
 //! Options usable with any mode: `--tools FILE` (a JSON array of tool objects to serve instead
@@ -479,6 +480,11 @@ impl Server {
         } else {
             json!({ "tools": self.tools })
         };
+        if self.o.malformed.as_deref() == Some("null-id") {
+            self.send(&json!({"jsonrpc": "2.0", "id": null,
+                              "error": {"code": -32700, "message": "Parse error"}}));
+            return;
+        }
         match self.o.malformed.as_deref() {
             Some("tools") => result["tools"] = json!({"search_issues": {}}),
             Some("cursor") => result["nextCursor"] = json!(42),

@@ -562,7 +562,7 @@ fn looping_cursor_is_caught_on_the_second_sighting() {
     let started = Instant::now();
     let error = expect_err(run(&case.fake(&["--mode", "looping-cursor"])));
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert_error(&error, &["cursor \"same\" a second time"], "pagination");
+    assert_error(&error, &["cursor \"same\" again on page 2"], "pagination");
     let pages = case
         .received_methods()
         .iter()
@@ -651,6 +651,22 @@ fn malformed_answers_are_invalid() {
         assert_error(&error, &["malformed", cause], "MCP schema");
         assert_nothing_left(case.server_pid(), &[]);
     }
+}
+
+#[test]
+fn error_without_a_request_id_is_taken_as_the_answer() {
+    let case = Case::new();
+    let error = expect_err(run(&case.fake(&[
+        "--mode",
+        "malformed",
+        "--malformed",
+        "null-id",
+    ])));
+    assert_error(
+        &error,
+        &["`tools/list` (page 1)", "-32700", "without a request id"],
+        "fix the server",
+    );
 }
 
 #[test]
