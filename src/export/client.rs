@@ -802,10 +802,7 @@ impl<'a> Session<'a> {
                 }
                 Some(Value::String(next)) => {
                     if !seen_cursors.insert(next.clone()) {
-                        return Err(Failure::CursorRepeated {
-                            cursor: next,
-                            page,
-                        });
+                        return Err(Failure::CursorRepeated { cursor: next, page });
                     }
                     cursor = Some(next);
                 }
