@@ -557,7 +557,6 @@ pub enum WriteError {
 }
 
 /// A running MCP server: its process group, stdin, a bounded stdout reader and the stderr tail.
-#[derive(Debug)]
 pub struct ServerProcess {
     child: Child,
     pid: u32,
@@ -569,6 +568,16 @@ pub struct ServerProcess {
     redactor: Redactor,
     grace: Duration,
     started: Instant,
+}
+
+// Not derived: the redactor holds secret values.
+impl std::fmt::Debug for ServerProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerProcess")
+            .field("pid", &self.pid)
+            .field("stdin_open", &self.stdin.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServerProcess {
@@ -893,6 +902,58 @@ mod tests {
             describe_status(ExitStatus::from_raw(libc::SIGKILL)),
             "was killed by signal 9 (SIGKILL)"
         );
+    }
+
+    fn alive_in_group(pgid: i32) -> bool {
+        // Zombies do not count: they are dead, merely not reaped yet.
+        std::fs::read_dir("/proc")
+            .expect("/proc")
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .any(|pid| {
+                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                    return false;
+                };
+                let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+                    return false;
+                };
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+            })
+    }
+
+    // The only test in this crate that starts a server process, because `kill_live_groups`
+    // kills every group the test process owns.
+    #[tokio::test]
+    async fn kill_live_groups_kills_groups_that_were_not_shut_down() {
+        let spec = LaunchSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "sleep 30 & sleep 30".into()],
+            cwd: std::env::temp_dir(),
+            env: Vec::new(),
+            setup: Vec::new(),
+            origin: "a unit test".into(),
+            secret_env: Vec::new(),
+            limits: crate::export::model::ExportLimits::default(),
+            temp_home: None,
+        };
+        let process = ServerProcess::spawn(&spec).expect("spawn");
+        let pgid = process.pid() as i32;
+        assert!(live_group_count() >= 1);
+        kill_live_groups();
+        let start = Instant::now();
+        while alive_in_group(pgid) {
+            assert!(
+                start.elapsed() < Duration::from_secs(3),
+                "group {pgid} survived"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let shutdown = process.shutdown().await;
+        assert_eq!(
+            shutdown.status.and_then(|s| s.signal()),
+            Some(libc::SIGKILL)
+        );
+        assert_eq!(live_group_count(), 0);
     }
 
     #[test]
