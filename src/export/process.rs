@@ -1,1 +1,966 @@
-//! (to be written)
+//! Running a side's MCP server (and its setup commands) as a process group the gate fully owns.
+//!
+//! Every child starts from an empty environment plus exactly [`LaunchSpec::env`], in
+//! [`LaunchSpec::cwd`], as the leader of a new process group. Package runners (`npx`, `uvx`) and
+//! shell wrappers start the real server as a grandchild, and signalling only the direct child
+//! leaves that grandchild running, so every kill here goes to the whole group.
+//!
+//! Clean-up happens on every path:
+//! - [`ServerProcess::shutdown`] closes stdin, waits [`ExportLimits::shutdown_grace`], sends
+//!   SIGTERM to the group, waits again, sends SIGKILL, reaps the leader and finally sweeps the
+//!   group once more, so members that outlived the leader die too.
+//! - If a [`ServerProcess`] (or a setup command) is dropped without that — an error returned
+//!   early, a panic, a cancelled future on Ctrl-C — a synchronous drop guard SIGKILLs the group.
+//!   Async clean-up cannot be relied on there: the runtime may already be shutting down.
+//! - [`kill_live_groups`] kills every group still owned, for a signal handler that is about to
+//!   exit the process without unwinding.
+//!
+//! The server's stderr is drained all the time into a bounded ring buffer (a chatty server would
+//! otherwise block on a full pipe); its redacted tail goes into every error. Stdout is read with a
+//! bounded line reader that never buffers more than [`ExportLimits::max_message_bytes`].
+
+use std::collections::{HashSet, VecDeque};
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, Stage};
+use crate::export::model::{LaunchSpec, SetupCommand};
+use crate::redact::Redactor;
+
+/// How long to wait, after a group is dead, for the pipe readers to reach end-of-file. Pipes stay
+/// open only while some process holds them; this bounds the wait should one escape the group.
+const PIPE_DRAIN_WAIT: Duration = Duration::from_millis(500);
+/// Upper bound on reaping the leader after SIGKILL (only a process stuck in the kernel takes
+/// longer; the group is swept regardless).
+const REAP_AFTER_KILL_WAIT: Duration = Duration::from_secs(5);
+
+// ---------------------------------------------------------------------------------------------
+// Process groups: ownership registry and drop guard
+
+fn live_groups() -> &'static Mutex<HashSet<i32>> {
+    static LIVE: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
+    LIVE.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+/// SIGKILLs every process group the gate started and has not cleaned up yet.
+///
+/// For a Ctrl-C handler (or any path) that ends the process with `std::process::exit`, where
+/// destructors do not run. Safe to call at any time; groups already cleaned up are not touched.
+pub fn kill_live_groups() {
+    let groups: Vec<i32> = live_groups()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .copied()
+        .collect();
+    for pgid in groups {
+        signal_group(pgid, libc::SIGKILL);
+    }
+}
+
+/// Number of process groups currently owned (started and not yet cleaned up).
+pub fn live_group_count() -> usize {
+    live_groups()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .len()
+}
+
+fn signal_group(pgid: i32, signal: libc::c_int) -> bool {
+    // SAFETY: killpg only sends a signal; pgid is a group this process created (> 1).
+    pgid > 1 && unsafe { libc::killpg(pgid, signal) } == 0
+}
+
+/// True while any process (zombies included) is still in the group.
+fn group_has_members(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    pgid > 1 && unsafe { libc::kill(-pgid, 0) } == 0
+}
+
+/// Owns a process group: SIGKILLs it when dropped unless [`GroupGuard::release`] ran after a
+/// complete shutdown.
+#[derive(Debug)]
+struct GroupGuard {
+    pgid: i32,
+    armed: bool,
+}
+
+impl GroupGuard {
+    fn new(pgid: i32) -> Self {
+        live_groups()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pgid);
+        GroupGuard { pgid, armed: true }
+    }
+
+    /// The final sweep: whatever is left of the group after the leader was reaped is killed.
+    fn sweep_and_release(&mut self) {
+        if group_has_members(self.pgid) {
+            signal_group(self.pgid, libc::SIGKILL);
+        }
+        self.release();
+    }
+
+    fn release(&mut self) {
+        if self.armed {
+            self.armed = false;
+            live_groups()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&self.pgid);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            signal_group(self.pgid, libc::SIGKILL);
+            self.release();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounded stderr capture
+
+/// The last `capacity` bytes a process wrote, shared with the task that drains the pipe.
+#[derive(Debug, Clone)]
+pub struct OutputTail {
+    inner: Arc<Mutex<Ring>>,
+}
+
+#[derive(Debug)]
+struct Ring {
+    bytes: VecDeque<u8>,
+    capacity: usize,
+    dropped: u64,
+}
+
+impl OutputTail {
+    pub fn new(capacity: usize) -> Self {
+        OutputTail {
+            inner: Arc::new(Mutex::new(Ring {
+                bytes: VecDeque::new(),
+                capacity,
+                dropped: 0,
+            })),
+        }
+    }
+
+    pub fn push(&self, chunk: &[u8]) {
+        let mut ring = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let capacity = ring.capacity;
+        if capacity == 0 {
+            ring.dropped += chunk.len() as u64;
+            return;
+        }
+        let chunk = if chunk.len() > capacity {
+            ring.dropped += (chunk.len() - capacity) as u64;
+            &chunk[chunk.len() - capacity..]
+        } else {
+            chunk
+        };
+        let overflow = (ring.bytes.len() + chunk.len()).saturating_sub(capacity);
+        if overflow > 0 {
+            ring.bytes.drain(..overflow);
+            ring.dropped += overflow as u64;
+        }
+        ring.bytes.extend(chunk);
+    }
+
+    /// The kept bytes as text (invalid UTF-8 replaced). When earlier output was dropped, the
+    /// partial first line is cut off and a note says how much is missing.
+    pub fn text(&self) -> String {
+        let ring = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes: Vec<u8> = ring.bytes.iter().copied().collect();
+        if ring.dropped == 0 {
+            return String::from_utf8_lossy(&bytes).into_owned();
+        }
+        let (skipped, rest) = match bytes.iter().position(|&b| b == b'\n') {
+            Some(newline) => (newline + 1, &bytes[newline + 1..]),
+            None => (0, &bytes[..]),
+        };
+        format!(
+            "[… {} earlier bytes not shown]\n{}",
+            ring.dropped + skipped as u64,
+            String::from_utf8_lossy(rest)
+        )
+    }
+
+    pub fn is_empty(&self) -> bool {
+        let ring = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        ring.bytes.is_empty() && ring.dropped == 0
+    }
+}
+
+fn spawn_drain<R>(mut pipe: R, tail: OutputTail) -> JoinHandle<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        let mut chunk = vec![0u8; 8192];
+        loop {
+            match pipe.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => tail.push(&chunk[..n]),
+            }
+        }
+    })
+}
+
+/// Waits (bounded) for drain tasks to reach end-of-file, so the tail includes the last words of
+/// a process that just died; then stops them.
+async fn finish_drains(tasks: Vec<JoinHandle<()>>) {
+    for mut task in tasks {
+        if tokio::time::timeout(PIPE_DRAIN_WAIT, &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounded line reader
+
+/// One step of reading a server's stdout.
+#[derive(Debug, PartialEq, Eq)]
+pub enum StdoutLine {
+    /// A non-blank line without its terminator, `\r` and byte-order mark.
+    Line(Vec<u8>),
+    /// The server closed its stdout.
+    Eof,
+}
+
+/// Why reading stdout failed.
+#[derive(Debug)]
+pub enum ReadError {
+    /// A line grew past the limit. Reported as soon as the limit is crossed, not at the line's
+    /// end (which may never come); the rest of that line is discarded if reading continues.
+    Oversize {
+        limit: usize,
+    },
+    Io(io::Error),
+}
+
+/// Splits a byte stream into newline-delimited lines while holding at most `max_line` bytes of
+/// any one line.
+///
+/// [`LineReader::next_line`] is cancel-safe: all progress is kept in the reader between awaits,
+/// so it can be raced against a timeout without losing or duplicating data.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: BufReader<R>,
+    line: Vec<u8>,
+    max_line: usize,
+    discarding: bool,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(inner: R, max_line: usize) -> Self {
+        LineReader {
+            inner: BufReader::new(inner),
+            line: Vec::new(),
+            max_line,
+            discarding: false,
+            eof: false,
+        }
+    }
+
+    pub async fn next_line(&mut self) -> Result<StdoutLine, ReadError> {
+        loop {
+            if self.eof {
+                return Ok(StdoutLine::Eof);
+            }
+            let available = self.inner.fill_buf().await.map_err(ReadError::Io)?;
+            if available.is_empty() {
+                self.eof = true;
+                let last = std::mem::take(&mut self.line);
+                if !self.discarding {
+                    if let Some(line) = clean_line(last) {
+                        return Ok(StdoutLine::Line(line));
+                    }
+                }
+                continue;
+            }
+            match available.iter().position(|&b| b == b'\n') {
+                Some(newline) => {
+                    if self.discarding {
+                        self.inner.consume(newline + 1);
+                        self.discarding = false;
+                        continue;
+                    }
+                    if self.line.len() + newline > self.max_line {
+                        self.inner.consume(newline + 1);
+                        self.line = Vec::new();
+                        return Err(ReadError::Oversize {
+                            limit: self.max_line,
+                        });
+                    }
+                    self.line.extend_from_slice(&available[..newline]);
+                    self.inner.consume(newline + 1);
+                    let line = std::mem::take(&mut self.line);
+                    if let Some(line) = clean_line(line) {
+                        return Ok(StdoutLine::Line(line));
+                    }
+                }
+                None => {
+                    let len = available.len();
+                    if self.discarding {
+                        self.inner.consume(len);
+                        continue;
+                    }
+                    if self.line.len() + len > self.max_line {
+                        self.inner.consume(len);
+                        self.line = Vec::new();
+                        self.discarding = true;
+                        return Err(ReadError::Oversize {
+                            limit: self.max_line,
+                        });
+                    }
+                    self.line.extend_from_slice(available);
+                    self.inner.consume(len);
+                }
+            }
+        }
+    }
+
+    /// Reads and throws away everything until end-of-file; then never completes. Used while
+    /// waiting for a server to exit, so that one blocked on a full stdout pipe can make progress.
+    async fn discard_forever(&mut self) {
+        if !self.eof {
+            loop {
+                match self.inner.fill_buf().await {
+                    Ok([]) | Err(_) => break,
+                    Ok(bytes) => {
+                        let len = bytes.len();
+                        self.inner.consume(len);
+                    }
+                }
+            }
+            self.eof = true;
+        }
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Strips a UTF-8 byte-order mark and a trailing `\r`; `None` for a blank line.
+fn clean_line(mut line: Vec<u8>) -> Option<Vec<u8>> {
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    if line.starts_with(b"\xEF\xBB\xBF") {
+        line.drain(..3);
+    }
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        None
+    } else {
+        Some(line)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exit statuses and commands for messages
+
+/// "exited with status 3", "was killed by signal 9 (SIGKILL)".
+pub fn describe_status(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        format!("exited with status {code}")
+    } else if let Some(signal) = status.signal() {
+        match signal_name(signal) {
+            Some(name) => format!("was killed by signal {signal} ({name})"),
+            None => format!("was killed by signal {signal}"),
+        }
+    } else {
+        format!("ended ({status})")
+    }
+}
+
+fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => return None,
+    })
+}
+
+/// Program and arguments quoted for a POSIX shell, for "reproduce with" notes.
+pub fn shell_command(program: &str, args: &[String]) -> String {
+    std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .map(|word| shlex::try_quote(word).map_or_else(|_| word.to_string(), |q| q.into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A "reproduce with" line for a command run in `spec.cwd` (environment values left out: they
+/// may be secrets).
+pub fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> String {
+    let cwd = spec.cwd.display().to_string();
+    let cwd = shlex::try_quote(&cwd).map_or_else(|_| cwd.clone(), |q| q.into_owned());
+    format!("cd {cwd} && {}", shell_command(program, args))
+}
+
+/// A redactor for everything a child of `spec` writes: the process-wide secrets plus the values
+/// of the variables `spec` marks as secret.
+pub fn spec_redactor(spec: &LaunchSpec) -> Redactor {
+    let mut redactor = Redactor::new();
+    for (name, value) in &spec.env {
+        if spec.secret_env.iter().any(|secret| secret == name) {
+            redactor.add(value);
+        }
+    }
+    redactor
+}
+
+fn redact_with(redactor: &Redactor, text: &str) -> String {
+    crate::redact::redact(&redactor.redact(text))
+}
+
+/// Masks `spec`'s secrets (and the process-wide ones) in every text of an error: a secret can
+/// reach the cause or the reproduce line through the command's own arguments.
+pub fn redact_error(spec: &LaunchSpec, error: Error) -> Error {
+    let redactor = spec_redactor(spec);
+    let mask = |text: String| redact_with(&redactor, &text);
+    Error {
+        stage: error.stage,
+        cause: mask(error.cause),
+        advice: error.advice.map(mask),
+        details: error
+            .details
+            .into_iter()
+            .map(|(label, text)| (label, mask(text)))
+            .collect(),
+        reproduce: error.reproduce.map(mask),
+    }
+}
+
+fn base_command(spec: &LaunchSpec, program: &str, args: &[String]) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spec.cwd)
+        .process_group(0)
+        .kill_on_drop(true);
+    command
+}
+
+fn spawn_error(spec: &LaunchSpec, what: &str, program: &str, err: &io::Error) -> Error {
+    let advice = match err.kind() {
+        io::ErrorKind::NotFound if !spec.cwd.is_dir() => format!(
+            "the working directory {} does not exist; fix `cwd` of the server configuration",
+            spec.cwd.display()
+        ),
+        io::ErrorKind::NotFound => format!(
+            "`{program}` was not found: install it, or give its full path; the child's PATH is \
+             the one in the server environment ({}), not necessarily the gate's",
+            if spec.env.iter().any(|(k, _)| k == "PATH") {
+                "PATH is set there"
+            } else {
+                "PATH is not set there"
+            }
+        ),
+        io::ErrorKind::PermissionDenied => {
+            format!("`{program}` is not executable: check its file mode in this revision")
+        }
+        _ => "check the command and the working directory of the server configuration".to_string(),
+    };
+    let error = Error::new(
+        Stage::Export,
+        format!(
+            "could not start {what} `{program}` (from {}): {err}",
+            spec.origin
+        ),
+    )
+    .with_advice(advice)
+    .with_reproduce(reproduce_line(spec, program, &[]));
+    redact_error(spec, error)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server process
+
+/// How a server's process group ended.
+#[derive(Debug, Clone)]
+pub struct Shutdown {
+    /// The leader's exit status, when it could be reaped.
+    pub status: Option<ExitStatus>,
+    /// Which step ended it.
+    pub step: ShutdownStep,
+    /// The redacted stderr tail, complete up to the end of the process.
+    pub stderr_tail: String,
+}
+
+/// The step of the shutdown sequence at which the leader was gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShutdownStep {
+    /// It had already exited before shutdown began.
+    AlreadyExited,
+    /// It exited after its stdin was closed (the graceful path).
+    StdinClosed,
+    /// It needed SIGTERM.
+    Terminated,
+    /// It needed SIGKILL.
+    Killed,
+}
+
+impl Shutdown {
+    /// A sentence for warnings when the server did not leave on its own.
+    pub fn forced_note(&self, grace: Duration) -> Option<String> {
+        match self.step {
+            ShutdownStep::AlreadyExited | ShutdownStep::StdinClosed => None,
+            ShutdownStep::Terminated => Some(format!(
+                "the server did not exit within {} of its stdin closing and was stopped with \
+                 SIGTERM",
+                humantime::format_duration(grace)
+            )),
+            ShutdownStep::Killed => Some(format!(
+                "the server ignored stdin closing and SIGTERM and was killed with SIGKILL \
+                 (after {} each)",
+                humantime::format_duration(grace)
+            )),
+        }
+    }
+}
+
+/// Why writing to the server's stdin failed.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The server stopped reading (it exited or closed stdin).
+    Closed(io::Error),
+    /// The write did not complete in time (the server does not read its stdin).
+    TimedOut,
+}
+
+/// A running MCP server: its process group, stdin, a bounded stdout reader and the stderr tail.
+pub struct ServerProcess {
+    child: Child,
+    pid: u32,
+    stdin: Option<ChildStdin>,
+    stdout: LineReader<ChildStdout>,
+    stderr: OutputTail,
+    stderr_task: Option<JoinHandle<()>>,
+    guard: GroupGuard,
+    redactor: Redactor,
+    grace: Duration,
+    started: Instant,
+}
+
+// Not derived: the redactor holds secret values.
+impl std::fmt::Debug for ServerProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerProcess")
+            .field("pid", &self.pid)
+            .field("stdin_open", &self.stdin.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerProcess {
+    /// Starts `spec`'s server: empty environment plus `spec.env`, `spec.cwd`, its own process
+    /// group, all three standard streams piped.
+    pub fn spawn(spec: &LaunchSpec) -> Result<Self, Error> {
+        let mut command = base_command(spec, &spec.program, &spec.args);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command
+            .spawn()
+            .map_err(|err| spawn_error(spec, "the MCP server", &spec.program, &err))?;
+        let pid = child
+            .id()
+            .ok_or_else(|| Error::internal("a just-spawned server has no pid"))?;
+        // The group id equals the leader's pid because of process_group(0).
+        let guard = GroupGuard::new(pid as i32);
+        let (Some(stdin), Some(stdout), Some(stderr_pipe)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(Error::internal(
+                "a spawned server is missing a piped stream",
+            ));
+        };
+        let stderr = OutputTail::new(spec.limits.stderr_tail_bytes);
+        let stderr_task = spawn_drain(stderr_pipe, stderr.clone());
+        Ok(ServerProcess {
+            child,
+            pid,
+            stdin: Some(stdin),
+            stdout: LineReader::new(stdout, spec.limits.max_message_bytes),
+            stderr,
+            stderr_task: Some(stderr_task),
+            guard,
+            redactor: spec_redactor(spec),
+            grace: spec.limits.shutdown_grace,
+            started: Instant::now(),
+        })
+    }
+
+    /// The leader's pid, which is also the process group id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// When the process was started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Writes `message` plus a newline to the server's stdin, giving up after `timeout`.
+    pub async fn send(&mut self, message: &[u8], timeout: Duration) -> Result<(), WriteError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(WriteError::Closed(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "stdin already closed",
+            )));
+        };
+        let write = async {
+            stdin.write_all(message).await?;
+            stdin.write_all(b"\n").await?;
+            stdin.flush().await
+        };
+        match tokio::time::timeout(timeout, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(err)) => Err(WriteError::Closed(err)),
+            Err(_) => Err(WriteError::TimedOut),
+        }
+    }
+
+    /// The next non-blank stdout line. Cancel-safe (see [`LineReader`]).
+    pub async fn next_line(&mut self) -> Result<StdoutLine, ReadError> {
+        self.stdout.next_line().await
+    }
+
+    /// The stderr tail so far, redacted.
+    pub fn stderr_tail(&self) -> String {
+        redact_with(&self.redactor, &self.stderr.text())
+    }
+
+    /// Masks secrets in text that came from the server (stdout samples, error messages).
+    pub fn redact(&self, text: &str) -> String {
+        redact_with(&self.redactor, text)
+    }
+
+    /// Ends the server and everything in its process group; see the module documentation for
+    /// the sequence. Never fails: every step is bounded.
+    pub async fn shutdown(mut self) -> Shutdown {
+        let (status, step) = self.stop_group().await;
+        self.guard.sweep_and_release();
+        if let Some(task) = self.stderr_task.take() {
+            finish_drains(vec![task]).await;
+        }
+        Shutdown {
+            status,
+            step,
+            stderr_tail: self.stderr_tail(),
+        }
+    }
+
+    async fn stop_group(&mut self) -> (Option<ExitStatus>, ShutdownStep) {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return (Some(status), ShutdownStep::AlreadyExited);
+        }
+        self.stdin = None;
+        if let Some(status) = self.wait_while_draining(self.grace).await {
+            return (Some(status), ShutdownStep::StdinClosed);
+        }
+        signal_group(self.pid as i32, libc::SIGTERM);
+        if let Some(status) = self.wait_while_draining(self.grace).await {
+            return (Some(status), ShutdownStep::Terminated);
+        }
+        signal_group(self.pid as i32, libc::SIGKILL);
+        let status = self.wait_while_draining(REAP_AFTER_KILL_WAIT).await;
+        (status, ShutdownStep::Killed)
+    }
+
+    async fn wait_while_draining(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let child = &mut self.child;
+        let stdout = &mut self.stdout;
+        tokio::select! {
+            status = child.wait() => status.ok(),
+            () = stdout.discard_forever() => None,
+            () = tokio::time::sleep(limit) => None,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup commands
+
+/// Runs one setup command (for example a build) in `spec.cwd` with `spec.env`, within
+/// [`ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
+/// [`ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own
+/// process group, and whatever it leaves running in that group is killed when it ends.
+pub async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Error> {
+    let mut command = base_command(spec, &setup.program, &setup.args);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .map_err(|err| spawn_error(spec, "the setup command", &setup.program, &err))?;
+    let pid = child
+        .id()
+        .ok_or_else(|| Error::internal("a just-spawned setup command has no pid"))?;
+    let mut guard = GroupGuard::new(pid as i32);
+    let output = OutputTail::new(spec.limits.stderr_tail_bytes);
+    let mut drains = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        drains.push(spawn_drain(stdout, output.clone()));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        drains.push(spawn_drain(stderr, output.clone()));
+    }
+
+    let timeout = spec.limits.setup_timeout;
+    let grace = spec.limits.shutdown_grace;
+    let outcome = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => Ok(status),
+        Err(_) => {
+            signal_group(pid as i32, libc::SIGTERM);
+            if tokio::time::timeout(grace, child.wait()).await.is_err() {
+                signal_group(pid as i32, libc::SIGKILL);
+                let _ = tokio::time::timeout(REAP_AFTER_KILL_WAIT, child.wait()).await;
+            }
+            Err(())
+        }
+    };
+    guard.sweep_and_release();
+    finish_drains(drains).await;
+
+    let shown = shell_command(&setup.program, &setup.args);
+    let tail = output.text();
+    let fail = |cause: String| {
+        Error::new(Stage::Export, cause)
+            .with_advice(
+                "fix the setup command (or what it builds) for this revision; run the command \
+                 below in that tree to see the whole output",
+            )
+            .with_detail("setup command output (tail)", tail_or_empty(&tail))
+            .with_reproduce(reproduce_line(spec, &setup.program, &setup.args))
+    };
+    let result = match outcome {
+        Ok(Ok(status)) if status.success() => Ok(()),
+        Ok(Ok(status)) => Err(fail(format!(
+            "setup command `{shown}` (from {}) {}",
+            spec.origin,
+            describe_status(status)
+        ))),
+        Ok(Err(err)) => Err(fail(format!(
+            "could not wait for setup command `{shown}`: {err}"
+        ))),
+        Err(()) => Err(fail(format!(
+            "setup command `{shown}` (from {}) did not finish within {} and was stopped",
+            spec.origin,
+            humantime::format_duration(timeout)
+        ))
+        .with_advice(
+            "make the setup command finish on its own (it must not start a server or wait for \
+             input), or raise the setup timeout in the `[server]` table of tdqs-gate.toml",
+        )),
+    };
+    result.map_err(|error| redact_error(spec, error))
+}
+
+/// The text for a captured-output detail; says so explicitly when the process wrote nothing, so
+/// a reader does not wonder whether output was lost.
+pub fn tail_or_empty(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        "(nothing was written)".to_string()
+    } else {
+        tail.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines_of(input: &[u8], max: usize) -> Vec<Result<StdoutLine, String>> {
+        let mut reader = LineReader::new(input, max);
+        let mut out = Vec::new();
+        loop {
+            match reader.next_line().await {
+                Ok(StdoutLine::Eof) => {
+                    out.push(Ok(StdoutLine::Eof));
+                    break;
+                }
+                Ok(line) => out.push(Ok(line)),
+                Err(ReadError::Oversize { limit }) => out.push(Err(format!("oversize {limit}"))),
+                Err(ReadError::Io(err)) => {
+                    out.push(Err(err.to_string()));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn line(text: &str) -> Result<StdoutLine, String> {
+        Ok(StdoutLine::Line(text.as_bytes().to_vec()))
+    }
+
+    #[tokio::test]
+    async fn reader_strips_bom_and_carriage_returns_and_skips_blank_lines() {
+        let got = lines_of(b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \r\n{\"b\":2}\nlast", 64).await;
+        assert_eq!(
+            got,
+            vec![
+                line("{\"a\":1}"),
+                line("{\"b\":2}"),
+                line("last"),
+                Ok(StdoutLine::Eof)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn reader_reports_oversize_then_resumes_after_the_long_line() {
+        let mut input = vec![b'x'; 40];
+        input.extend_from_slice(b"\nok\n");
+        let got = lines_of(&input, 16).await;
+        assert_eq!(
+            got,
+            vec![Err("oversize 16".into()), line("ok"), Ok(StdoutLine::Eof)]
+        );
+    }
+
+    #[tokio::test]
+    async fn reader_accepts_a_line_of_exactly_the_limit() {
+        let mut input = vec![b'y'; 16];
+        input.push(b'\n');
+        let got = lines_of(&input, 16).await;
+        assert_eq!(got, vec![line(&"y".repeat(16)), Ok(StdoutLine::Eof)]);
+    }
+
+    #[tokio::test]
+    async fn reader_fails_fast_on_an_endless_line_without_newline() {
+        // A reader that yields one small chunk at a time: the error must come as soon as the
+        // limit is crossed, long before the input ends.
+        let (mut writer, reader) = tokio::io::duplex(64);
+        let producer = tokio::spawn(async move {
+            let chunk = [b'z'; 32];
+            for _ in 0..1000 {
+                if writer.write_all(&chunk).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let mut reader = LineReader::new(reader, 100);
+        let first = reader.next_line().await;
+        assert!(matches!(first, Err(ReadError::Oversize { limit: 100 })));
+        drop(reader);
+        producer.await.expect("producer task");
+    }
+
+    #[test]
+    fn tail_keeps_the_last_bytes_and_says_how_many_were_dropped() {
+        let tail = OutputTail::new(10);
+        tail.push(b"line one\nline two\n");
+        tail.push(b"end\n");
+        let text = tail.text();
+        assert!(text.starts_with("[… "), "{text}");
+        assert!(text.ends_with("end\n"), "{text}");
+        let small = OutputTail::new(100);
+        small.push(b"all of it");
+        assert_eq!(small.text(), "all of it");
+        assert!(OutputTail::new(4).is_empty());
+    }
+
+    #[test]
+    fn statuses_name_the_signal() {
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(3 << 8)),
+            "exited with status 3"
+        );
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(libc::SIGKILL)),
+            "was killed by signal 9 (SIGKILL)"
+        );
+    }
+
+    fn alive_in_group(pgid: i32) -> bool {
+        // Zombies do not count: they are dead, merely not reaped yet.
+        std::fs::read_dir("/proc")
+            .expect("/proc")
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .any(|pid| {
+                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                    return false;
+                };
+                let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+                    return false;
+                };
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+            })
+    }
+
+    // The only test in this crate that starts a server process, because `kill_live_groups`
+    // kills every group the test process owns.
+    #[tokio::test]
+    async fn kill_live_groups_kills_groups_that_were_not_shut_down() {
+        let spec = LaunchSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "sleep 30 & sleep 30".into()],
+            cwd: std::env::temp_dir(),
+            env: Vec::new(),
+            setup: Vec::new(),
+            origin: "a unit test".into(),
+            secret_env: Vec::new(),
+            limits: crate::export::model::ExportLimits::default(),
+            temp_home: None,
+        };
+        let process = ServerProcess::spawn(&spec).expect("spawn");
+        let pgid = process.pid() as i32;
+        assert!(live_group_count() >= 1);
+        kill_live_groups();
+        let start = Instant::now();
+        while alive_in_group(pgid) {
+            assert!(
+                start.elapsed() < Duration::from_secs(3),
+                "group {pgid} survived"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let shutdown = process.shutdown().await;
+        assert_eq!(
+            shutdown.status.and_then(|s| s.signal()),
+            Some(libc::SIGKILL)
+        );
+        assert_eq!(live_group_count(), 0);
+    }
+
+    #[test]
+    fn shell_command_quotes_words_with_spaces() {
+        assert_eq!(
+            shell_command("npx", &["-y".into(), "a b".into()]),
+            "npx -y 'a b'"
+        );
+    }
+}

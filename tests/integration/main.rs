@@ -1,5 +1,6 @@
 mod claude_code;
 mod digest;
+mod export;
 mod http_judges;
 mod http_stub;
 mod launch;
