@@ -7,6 +7,7 @@
 //! recorded answers (`recorded`).
 
 pub mod answer;
+pub mod static_judge;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
