@@ -11,6 +11,7 @@ pub mod claude_code;
 pub mod anthropic;
 pub mod http;
 pub mod openai;
+pub mod static_judge;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

@@ -1,1 +1,147 @@
-//! `tdqs-gate lint`: deterministic findings on tool definitions.
+//! `tdqs-gate lint`: deterministic findings on tool definitions, with no model.
+//!
+//! The library side is pure: [`lint_export`] turns an export and a [`LintConfig`] into a
+//! [`LintReport`]; [`render_text`], [`render_json`] and [`render_sarif`] turn a report into
+//! bytes; [`should_fail`] applies `--fail-on` / `--fail-under`. The command line reads the
+//! export (or starts the server), writes the chosen rendering and exits 1 when
+//! [`should_fail`] says so: for `lint`, failing its threshold is the lint's "block". Errors
+//! (a server that will not start, a bad config) are INVALID, exit 2.
+//!
+//! Rule families, codes and their rationale are in `docs/lint.md`; [`rules::RULES`] is the
+//! catalogue. The facts and word lists are shared with the static judge
+//! ([`crate::judge::static_judge`]).
+
+pub mod config;
+pub mod facts;
+pub mod render;
+pub mod rules;
+pub mod scorecard;
+pub mod text;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::export::Export;
+
+pub use config::{FailOn, LintConfig};
+pub use render::{render_json, render_sarif, render_text};
+pub use rules::{Finding, Severity};
+pub use scorecard::Scorecard;
+
+/// Version of the rules; any change that can move a finding or a score bumps it, and reports
+/// are comparable only within one version.
+pub const RULES_VERSION: &str = "tdqs-gate-lint/1";
+
+/// The result of linting one side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LintReport {
+    pub rules_version: String,
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
+    pub tool_count: usize,
+    /// Findings after the configuration's levels; server-wide first, then by tool in listing
+    /// order.
+    pub findings: Vec<Finding>,
+    /// One scorecard per tool, in listing order.
+    pub scorecards: Vec<Scorecard>,
+    /// The mean scorecard total in tenths (rounded half up once).
+    pub average_tenths: u32,
+    /// Codes the configuration turned off.
+    pub disabled: Vec<String>,
+    /// A file the findings point at in SARIF (the export file or the config that launches the
+    /// server); set by the caller.
+    pub artifact: Option<String>,
+}
+
+impl LintReport {
+    /// (errors, warnings, info)
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let count = |s| self.findings.iter().filter(|f| f.severity == s).count();
+        (
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info),
+        )
+    }
+
+    /// The average score with one decimal, as a number.
+    pub fn average_score(&self) -> f64 {
+        f64::from(self.average_tenths) / 10.0
+    }
+}
+
+/// Lints a list of raw tool objects.
+pub fn lint_tools(
+    server_name: Option<&str>,
+    server_version: Option<&str>,
+    tools: &[Value],
+    config: &LintConfig,
+) -> LintReport {
+    let names: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            t.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    let facts: Vec<facts::ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
+    let namespace = rules::namespace_prefix(&facts);
+    let raw = rules::check_all(tools, &facts);
+    let findings: Vec<Finding> = raw
+        .into_iter()
+        .filter_map(|mut f| {
+            config.level(&f.code).map(|level| {
+                f.severity = level;
+                f
+            })
+        })
+        .collect();
+    let scorecards: Vec<Scorecard> = facts
+        .iter()
+        .map(|f| scorecard::score(f, rules::unmentioned_subjects(f, namespace.as_deref()).len()))
+        .collect();
+    let disabled = config
+        .levels
+        .iter()
+        .filter(|(_, level)| level.is_none())
+        .map(|(code, _)| code.clone())
+        .collect();
+    LintReport {
+        rules_version: RULES_VERSION.to_string(),
+        server_name: server_name.map(str::to_string),
+        server_version: server_version.map(str::to_string),
+        tool_count: tools.len(),
+        findings,
+        average_tenths: scorecard::average_tenths(&scorecards),
+        scorecards,
+        disabled,
+        artifact: None,
+    }
+}
+
+/// Lints one exported side.
+pub fn lint_export(export: &Export, config: &LintConfig) -> LintReport {
+    lint_tools(
+        export.server_name.as_deref(),
+        export.server_version.as_deref(),
+        &export.tools,
+        config,
+    )
+}
+
+/// True when the report fails the thresholds: a finding at or above `fail_on`, or an average
+/// scorecard below `fail_under`.
+pub fn should_fail(report: &LintReport, fail_on: FailOn, fail_under: Option<f64>) -> bool {
+    let by_severity = fail_on
+        .threshold()
+        .is_some_and(|min| report.findings.iter().any(|f| f.severity >= min));
+    // Compare in tenths so 70.0 is not below 70 through float noise.
+    let by_score = fail_under.is_some_and(|min| {
+        let min_tenths = (min * 10.0).round();
+        f64::from(report.average_tenths) < min_tenths
+    });
+    by_severity || by_score
+}

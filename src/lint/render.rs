@@ -1,0 +1,224 @@
+//! Renderings of a [`LintReport`]: text grouped by tool, JSON, and SARIF 2.1.0. Each is a pure
+//! function of the report, so two runs on the same input give the same bytes.
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::rules::{self, Finding, Severity, RULES};
+use super::scorecard::format_tenths;
+use super::{LintReport, RULES_VERSION};
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The one-line summary that ends every text rendering.
+pub fn summary_line(report: &LintReport) -> String {
+    let (e, w, i) = report.counts();
+    let mut line = format!(
+        "{} · {}, {}, {} · average score {}/100",
+        plural(report.tool_count, "tool", "tools"),
+        plural(e, "error", "errors"),
+        plural(w, "warning", "warnings"),
+        i.to_string() + " info",
+        format_tenths(report.average_tenths),
+    );
+    if !report.disabled.is_empty() {
+        line.push_str(&format!(" · {} off", plural(report.disabled.len(), "rule", "rules")));
+    }
+    line
+}
+
+fn push_finding(out: &mut String, f: &Finding) {
+    let target = match &f.parameter {
+        Some(p) => format!(" [{p}]"),
+        None => String::new(),
+    };
+    out.push_str(&format!(
+        "  {:<7}  {}{}  {}\n",
+        f.severity.as_str(),
+        f.code,
+        target,
+        f.message
+    ));
+    out.push_str(&format!("           fix: {}\n", f.suggestion));
+}
+
+/// Text grouped by tool: server-wide findings, then each tool with its scorecard and findings,
+/// then one summary line.
+pub fn render_text(report: &LintReport) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "tdqs-gate lint · rules {} · static rules, no model\n",
+        report.rules_version
+    ));
+    let server = match (&report.server_name, &report.server_version) {
+        (Some(n), Some(v)) => format!("{n} {v}"),
+        (Some(n), None) => n.clone(),
+        _ => "(unnamed server)".to_string(),
+    };
+    out.push_str(&format!("server: {server}\n"));
+
+    let server_findings: Vec<&Finding> = report.findings.iter().filter(|f| f.tool.is_none()).collect();
+    if !server_findings.is_empty() {
+        out.push_str("\n(server)\n");
+        for f in server_findings {
+            push_finding(&mut out, f);
+        }
+    }
+    for card in &report.scorecards {
+        let findings: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.tool.as_deref() == Some(card.tool.as_str()))
+            .collect();
+        out.push_str(&format!(
+            "\n{} · {}/100 (purpose {}/20, when to use {}/20, arguments {}/25, return {}/15, constraints {}/10, examples {}/10)\n",
+            card.tool,
+            card.total,
+            card.purpose,
+            card.when_to_use,
+            card.arguments,
+            card.return_value,
+            card.constraints,
+            card.examples
+        ));
+        if findings.is_empty() {
+            out.push_str("  no findings\n");
+        }
+        for f in findings {
+            push_finding(&mut out, f);
+        }
+    }
+    out.push('\n');
+    out.push_str(&summary_line(report));
+    out.push('\n');
+    out
+}
+
+/// The JSON rendering (stable key order, trailing newline).
+pub fn render_json(report: &LintReport) -> String {
+    let (e, w, i) = report.counts();
+    let value = json!({
+        "schemaVersion": 1,
+        "rulesVersion": report.rules_version,
+        "mode": "static",
+        "server": {"name": report.server_name, "version": report.server_version},
+        "toolCount": report.tool_count,
+        "summary": {
+            "errors": e,
+            "warnings": w,
+            "info": i,
+            "averageScore": format_tenths(report.average_tenths).parse::<f64>().unwrap_or(0.0),
+            "disabledRules": report.disabled,
+        },
+        "scorecards": report.scorecards,
+        "findings": report.findings,
+    });
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".to_string());
+    text.push('\n');
+    text
+}
+
+/// A fingerprint that depends on what the finding is about, not on its wording, so rewording a
+/// message does not reopen alerts.
+pub fn fingerprint(f: &Finding) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        f.code.as_str(),
+        f.tool.as_deref().unwrap_or(""),
+        f.parameter.as_deref().unwrap_or(""),
+        &f.related.join(","),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    hex::encode(h.finalize())[..32].to_string()
+}
+
+fn sarif_rule(rule: &rules::Rule, level: Severity) -> Value {
+    let anchor = rule.code.to_lowercase();
+    json!({
+        "id": rule.code,
+        "name": rule.slug,
+        "shortDescription": {"text": rule.title},
+        "fullDescription": {"text": rule.help},
+        "help": {
+            "text": format!("{} {} (docs/lint.md#{anchor})", rule.title, rule.help),
+            "markdown": format!("**{}** — {}\n\nSee `docs/lint.md#{anchor}` for a before and after.", rule.title, rule.help),
+        },
+        "defaultConfiguration": {"level": level.sarif_level()},
+        "properties": {"tags": ["mcp", "tool-definitions", rule.family.label()]},
+    })
+}
+
+/// SARIF 2.1.0: one run, every enabled rule with help text, one result per finding with a
+/// logical location (the tool, or `tool.parameter`) and, when the report names an artifact, a
+/// physical one.
+pub fn render_sarif(report: &LintReport) -> String {
+    let enabled: Vec<(&rules::Rule, Severity)> = RULES
+        .iter()
+        .filter(|r| !report.disabled.iter().any(|d| d == r.code))
+        .map(|r| {
+            // The level a finding of this rule carries in this report, else the default.
+            let level = report
+                .findings
+                .iter()
+                .find(|f| f.code == r.code)
+                .map_or(r.severity, |f| f.severity);
+            (r, level)
+        })
+        .collect();
+    let rule_index = |code: &str| enabled.iter().position(|(r, _)| r.code == code);
+    let results: Vec<Value> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let mut logical = Vec::new();
+            match (&f.tool, &f.parameter) {
+                (Some(t), Some(p)) => logical.push(json!({"name": p, "fullyQualifiedName": format!("{t}.{p}"), "kind": "parameter"})),
+                (Some(t), None) => logical.push(json!({"name": t, "fullyQualifiedName": t, "kind": "function"})),
+                _ => logical.push(json!({"name": report.server_name.clone().unwrap_or_else(|| "server".to_string()), "kind": "module"})),
+            }
+            let mut location = json!({"logicalLocations": logical});
+            if let Some(artifact) = &report.artifact {
+                location["physicalLocation"] = json!({
+                    "artifactLocation": {"uri": artifact},
+                    "region": {"startLine": 1},
+                });
+            }
+            let mut result = json!({
+                "ruleId": f.code,
+                "level": f.severity.sarif_level(),
+                "message": {"text": format!("{} Fix: {}", f.message, f.suggestion)},
+                "locations": [location],
+                "partialFingerprints": {"tdqsGateFinding/v1": fingerprint(f)},
+                "properties": {"suggestion": f.suggestion, "related": f.related},
+            });
+            if let Some(i) = rule_index(&f.code) {
+                result["ruleIndex"] = json!(i);
+            }
+            result
+        })
+        .collect();
+    let value = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "tdqs-gate",
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "rules": enabled.iter().map(|(r, l)| sarif_rule(r, *l)).collect::<Vec<_>>(),
+            }},
+            "results": results,
+            "properties": {
+                "rulesVersion": RULES_VERSION,
+                "mode": "static",
+                "averageScore": format_tenths(report.average_tenths),
+            },
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".to_string());
+    text.push('\n');
+    text
+}

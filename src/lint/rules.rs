@@ -1,0 +1,716 @@
+//! The rule catalogue and the checks behind it.
+//!
+//! Codes are stable: `TDQS-<family letter><number>`. A code is never reused for a different
+//! check; a retired check keeps its number reserved. Every finding carries a suggestion.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::facts::{InjectionKind, Operation, ToolFacts};
+use super::text;
+
+/// How serious a finding is. Ordered: `Info < Warning < Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    /// The SARIF `level` of this severity.
+    pub fn sarif_level(self) -> &'static str {
+        match self {
+            Severity::Info => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// The rule families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    Description,
+    Naming,
+    Parameters,
+    Annotations,
+    Budget,
+    ModelDirected,
+}
+
+impl Family {
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::Description => "description",
+            Family::Naming => "naming",
+            Family::Parameters => "parameters",
+            Family::Annotations => "annotations",
+            Family::Budget => "budget",
+            Family::ModelDirected => "model-directed text",
+        }
+    }
+}
+
+/// One rule of the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub code: &'static str,
+    pub slug: &'static str,
+    pub family: Family,
+    pub severity: Severity,
+    /// One line: what the rule checks.
+    pub title: &'static str,
+    /// Why it matters and how to fix it (SARIF help text).
+    pub help: &'static str,
+}
+
+macro_rules! rules {
+    ($( $code:literal $slug:literal $family:ident $sev:ident $title:literal $help:literal ;)*) => {
+        /// Every rule, in code order.
+        pub const RULES: &[Rule] = &[
+            $( Rule { code: $code, slug: $slug, family: Family::$family, severity: Severity::$sev, title: $title, help: $help }, )*
+        ];
+    };
+}
+
+rules! {
+    "TDQS-D001" "missing-description" Description Error
+        "The tool has no description."
+        "A model chooses tools by their descriptions; a tool without one is chosen by its name alone, or never. Write one or two sentences: what it does, to what, and when to use it.";
+    "TDQS-D002" "description-too-short" Description Warning
+        "The description has fewer than six words."
+        "A few words rarely say what the tool acts on, when to use it and what it returns. Say the verb and resource, then when to call it.";
+    "TDQS-D003" "description-restates-name" Description Warning
+        "The description only repeats the tool's name or title."
+        "A restated name adds nothing the model did not already have (TDQS caps purpose clarity at 2 for it). Say what the tool does that its name cannot.";
+    "TDQS-D004" "placeholder-description" Description Error
+        "The description is placeholder text (TODO, lorem ipsum, 'tool description')."
+        "Placeholder text is read as the tool's purpose. Replace it with a real description before release.";
+    "TDQS-D005" "near-identical-description" Description Error
+        "Two tools have near-identical descriptions."
+        "When two descriptions share most of their words the model cannot tell the tools apart and picks either. Open each with what only that tool handles.";
+    "TDQS-D006" "overlap-without-guidance" Description Warning
+        "Two tools overlap and neither says which to prefer."
+        "Overlapping tools need a sentence that draws the line ('for X use other_tool'), or the model guesses between them.";
+    "TDQS-D007" "no-usage-guidance" Description Warning
+        "The description never says when to use the tool."
+        "Usage guidelines are a fifth of TDQS. Add 'Use this when …' and, where a sibling is close, 'for … use other_tool instead'.";
+    "TDQS-D008" "no-return-information" Description Info
+        "Neither an output schema nor the description says what comes back."
+        "Without knowing the result the model cannot plan the next step. Add an outputSchema with described fields, or a 'Returns …' sentence.";
+    "TDQS-D009" "description-too-long" Description Info
+        "The description is longer than 400 words."
+        "Every word is paid for in context on every request and buries the key point. Keep the first sentence for the purpose and move reference material out.";
+    "TDQS-D010" "name-subject-not-described" Description Warning
+        "A word the name promises never appears in the description."
+        "A name word the description ignores leaves the model unsure what the tool acts on. Mention it, or rename the tool.";
+    "TDQS-D011" "no-constraints-or-side-effects" Description Info
+        "No annotations and no word on limits, side effects, permissions or cost."
+        "Agents need to know what a call does to the world. Add annotations and a sentence on side effects, limits or required permissions.";
+    "TDQS-D012" "no-example" Description Info
+        "Neither the description nor any parameter gives an example."
+        "One concrete value (an id format, a query) removes most argument mistakes.";
+    "TDQS-D013" "repeated-note" Description Info
+        "The same sentence is repeated in three or more descriptions."
+        "A note pasted into many descriptions costs context on every request and makes the tools look alike. Put it in the server instructions or keep it where it matters.";
+    "TDQS-N001" "near-duplicate-names" Naming Error
+        "Two tool names reduce to the same words."
+        "Names such as get_user/getUser or ticket/ticket2 cannot be told apart. Keep one, or name what differs.";
+    "TDQS-N002" "generic-name" Naming Warning
+        "The name is made only of generic words."
+        "Names such as run, get_data or do_stuff say nothing about the resource. Name the action and the thing acted on.";
+    "TDQS-N003" "invalid-name-characters" Naming Error
+        "The name has characters outside A–Z, a–z, 0–9, '_', '-', '.' or is longer than 128 characters."
+        "MCP tool names are limited to those characters, and clients reject or rewrite other names.";
+    "TDQS-N004" "mixed-naming-conventions" Naming Warning
+        "Tool names mix conventions (snake_case, camelCase, kebab-case, …)."
+        "Consistent names let the model predict a tool's name; mixed ones look like different servers. Pick one convention.";
+    "TDQS-N005" "name-too-long" Naming Warning
+        "The name is longer than 64 characters."
+        "Several clients truncate or refuse function names over 64 characters. Shorten it.";
+    "TDQS-P001" "parameter-without-description" Parameters Warning
+        "A parameter has no description."
+        "Without a description the model guesses the value's meaning and format from the name alone. Say what it is, its format and where to get it.";
+    "TDQS-P002" "parameter-restates-name" Parameters Info
+        "A parameter's description only repeats its name."
+        "'user_id: the user id' adds nothing. Say the format, the source (which tool returns it) or the allowed values.";
+    "TDQS-P003" "string-should-be-enum" Parameters Info
+        "A free string's description lists its allowed values, but the schema has no enum."
+        "Values listed in prose are not enforced or offered to the model as choices. Put them in an enum.";
+    "TDQS-P004" "missing-format" Parameters Warning
+        "A date, time, email, URL or UUID parameter has no format or pattern."
+        "Models write dates and identifiers in many shapes. Declare format (date-time, date, email, uri, uuid) or a pattern.";
+    "TDQS-P005" "untyped-parameter" Parameters Warning
+        "A parameter has no type."
+        "An untyped parameter accepts anything, so neither the client nor the model knows what to send. Declare its type.";
+    "TDQS-P006" "no-example-values" Parameters Info
+        "A free string parameter has no example, default, enum, pattern or format."
+        "One example value shows the expected shape. Add examples, a default or an example in the description.";
+    "TDQS-P007" "no-required-list" Parameters Info
+        "The input schema has parameters but no required list."
+        "Without 'required' every parameter is optional, so the model may omit the ones the tool needs.";
+    "TDQS-P008" "vague-boolean" Parameters Info
+        "A boolean parameter does not say what true means."
+        "Say what happens when the flag is true and what the default is.";
+    "TDQS-P009" "untyped-object" Parameters Warning
+        "An object parameter declares no properties."
+        "An object with no shape leaves the model to invent keys. Declare its properties (or typed additionalProperties).";
+    "TDQS-P010" "parameters-not-explained" Parameters Info
+        "The tool takes three or more parameters, some undocumented, and the description mentions none."
+        "When the schema does not explain the parameters the description must. Describe the parameters, in the schema or in prose.";
+    "TDQS-P011" "invalid-input-schema" Parameters Error
+        "The input schema is missing or is not an object schema."
+        "MCP requires an object inputSchema; clients refuse or mangle other shapes.";
+    "TDQS-A001" "destructive-without-hint" Annotations Warning
+        "The tool deletes or overwrites, but destructiveHint is not true."
+        "Hosts ask for confirmation on destructive tools only when the hint says so. Set destructiveHint: true.";
+    "TDQS-A002" "read-without-read-only-hint" Annotations Warning
+        "The tool reads, but declares no readOnlyHint."
+        "Hosts can run read-only tools without asking; without the hint every call may prompt the user. Set readOnlyHint: true.";
+    "TDQS-A003" "write-without-idempotent-hint" Annotations Info
+        "The tool changes state, but declares no idempotentHint."
+        "Whether a retry is safe decides what an agent does after a timeout. Set idempotentHint.";
+    "TDQS-A004" "description-contradicts-annotations" Annotations Error
+        "The description contradicts the annotations."
+        "A read-only hint on a tool that writes (or a non-destructive hint on one that deletes) misleads hosts and models; TDQS scores behavioural transparency 1 for it. Make them agree.";
+    "TDQS-B001" "many-tools" Budget Info
+        "The server lists more than 25 tools."
+        "Beyond about 25 tools models start to confuse them. Consider splitting or grouping.";
+    "TDQS-B002" "too-many-tools" Budget Warning
+        "The server lists more than 40 tools."
+        "Beyond about 40 tools selection accuracy falls and every request carries all definitions. Split the server or expose subsets.";
+    "TDQS-B003" "definition-too-large" Budget Warning
+        "One tool definition is larger than 8 KiB."
+        "A large definition costs about a quarter of its bytes in tokens on every request. Trim the schema and move reference text out.";
+    "TDQS-B004" "tool-set-too-large" Budget Warning
+        "All definitions together are larger than 64 KiB."
+        "The whole tools/list is sent with every request. Remove unused tools or trim descriptions and schemas.";
+    "TDQS-M001" "instruction-override" ModelDirected Error
+        "Text asks the model to ignore or replace its instructions."
+        "A definition that rewrites the model's instructions is prompt injection, whatever the intent. Describe the tool instead.";
+    "TDQS-M002" "conceal-from-user" ModelDirected Error
+        "Text asks the model to hide something from the user."
+        "Asking the model to keep actions from the user is a hallmark of tool poisoning. Remove it.";
+    "TDQS-M003" "unconditional-tool-directive" ModelDirected Warning
+        "Text tells the model to always call a tool, first or instead of others."
+        "Unconditional directives hijack tool selection. Say when the tool helps instead ('use this when …').";
+    "TDQS-M004" "invisible-characters" ModelDirected Error
+        "Text contains invisible or bidirectional Unicode characters."
+        "Zero-width and bidirectional control characters hide text from reviewers that models still read. Remove them.";
+    "TDQS-M005" "addresses-the-judge" ModelDirected Error
+        "Text addresses whoever grades or reviews the definition."
+        "A definition that asks for a score games quality gates and never helps an agent. It lowers the static judge's score; remove it.";
+    "TDQS-M006" "privileged-markup" ModelDirected Warning
+        "Text imitates a system or priority channel (<IMPORTANT>, <system>, [INST])."
+        "Markup that imitates instruction channels is a common injection carrier. Use plain sentences.";
+}
+
+/// The rule with this code.
+pub fn rule(code: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code == code)
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    pub code: String,
+    pub slug: String,
+    pub severity: Severity,
+    /// The tool, or none for a server-wide finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    pub message: String,
+    pub suggestion: String,
+    /// Other tools involved (the sibling of a pair, the tools sharing a note).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<String>,
+}
+
+struct Collector {
+    findings: Vec<Finding>,
+}
+
+impl Collector {
+    fn push(
+        &mut self,
+        code: &str,
+        tool: Option<&str>,
+        parameter: Option<&str>,
+        message: String,
+        suggestion: String,
+        related: Vec<String>,
+    ) {
+        let Some(rule) = rule(code) else {
+            unreachable!("rule {code} is not in the catalogue");
+        };
+        self.findings.push(Finding {
+            code: rule.code.to_string(),
+            slug: rule.slug.to_string(),
+            severity: rule.severity,
+            tool: tool.map(str::to_string),
+            parameter: parameter.map(str::to_string),
+            message,
+            suggestion,
+            related,
+        });
+    }
+}
+
+/// A name prefix shared by most tools (`git_`, `gitlab_`): a namespace, not a subject.
+pub fn namespace_prefix(facts: &[ToolFacts]) -> Option<String> {
+    if facts.len() < 3 {
+        return None;
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in facts {
+        if f.name_tokens.len() > 1 {
+            if let Some(first) = f.name_tokens.first() {
+                *counts.entry(first.as_str()).or_default() += 1;
+            }
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|(token, n)| *n * 10 >= facts.len() * 6 && text::verb_base(token).is_none())
+        .max_by_key(|(_, n)| *n)
+        .map(|(t, _)| t.to_string())
+}
+
+fn naming_convention(name: &str) -> Option<&'static str> {
+    let has_upper = name.chars().any(char::is_uppercase);
+    let has_lower = name.chars().any(char::is_lowercase);
+    if name.contains('_') {
+        Some(if has_upper && has_lower { "mixed_Snake" } else if has_upper { "SCREAMING_SNAKE" } else { "snake_case" })
+    } else if name.contains('-') {
+        Some("kebab-case")
+    } else if name.contains('.') {
+        Some("dot.case")
+    } else if has_upper && has_lower {
+        Some(if name.chars().next().is_some_and(char::is_uppercase) { "PascalCase" } else { "camelCase" })
+    } else {
+        None
+    }
+}
+
+fn name_key(name: &str) -> Vec<String> {
+    text::name_tokens(name)
+        .into_iter()
+        .map(|t| t.trim_end_matches(|c: char| c.is_ascii_digit()).to_string())
+        .filter(|t| !t.is_empty())
+        .map(|t| text::singular(&t))
+        .collect()
+}
+
+/// The subject words a name promises that its description never mentions.
+pub fn unmentioned_subjects(f: &ToolFacts, namespace: Option<&str>) -> Vec<String> {
+    let mut text_words = f.clean_words.clone();
+    if let Some(title) = &f.title {
+        text_words.extend(text::words(title));
+    }
+    f.subject_tokens()
+        .into_iter()
+        .filter(|t| Some(t.as_str()) != namespace)
+        .filter(|t| !text::mentions(t, &text_words))
+        .filter(|t| {
+            // "unstaged" is described by "not yet staged".
+            let stripped = t.strip_prefix("un").or_else(|| t.strip_prefix("non"));
+            !stripped.is_some_and(|s| s.len() >= 3 && text::mentions(s, &text_words))
+        })
+        .collect()
+}
+
+fn injection_code(kind: InjectionKind) -> &'static str {
+    match kind {
+        InjectionKind::Override => "TDQS-M001",
+        InjectionKind::Conceal => "TDQS-M002",
+        InjectionKind::CrossTool => "TDQS-M003",
+        InjectionKind::Judge => "TDQS-M005",
+        InjectionKind::Markup => "TDQS-M006",
+    }
+}
+
+fn quote(s: &str, max: usize) -> String {
+    let s = text::normalize_space(s);
+    if s.chars().count() <= max {
+        s
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
+    }
+}
+
+fn model_directed_in(text_value: &str) -> Vec<(InjectionKind, String)> {
+    let mut out = Vec::new();
+    for sentence in text::sentences(text_value) {
+        let kinds = [
+            (InjectionKind::Override, text::override_cue()),
+            (InjectionKind::Conceal, text::conceal_cue()),
+            (InjectionKind::CrossTool, text::cross_tool_cue()),
+            (InjectionKind::Judge, text::judge_cue()),
+            (InjectionKind::Markup, text::markup_cue()),
+        ];
+        if let Some((kind, _)) = kinds.iter().find(|(_, re)| re.is_match(&sentence)) {
+            out.push((*kind, sentence));
+        }
+    }
+    out
+}
+
+fn describe_invisible(points: &[u32]) -> String {
+    let list: BTreeSet<String> = points.iter().map(|p| format!("U+{p:04X}")).collect();
+    list.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namespace: Option<&str>) {
+    let name = f.name.as_str();
+    let t = Some(name);
+
+    // Model-directed text first: it also protects the judge.
+    for hit in &f.injections {
+        c.push(
+            injection_code(hit.kind),
+            t,
+            None,
+            format!("The description {}: \"{}\".", hit.kind.label(), quote(&hit.sentence, 120)),
+            "Delete the sentence; describe what the tool does, when to use it and what it returns.".into(),
+            vec![],
+        );
+    }
+    let mut invisible: Vec<u32> = f.invisible.iter().map(|(p, _)| *p).collect();
+    for field in [Some(name.to_string()), f.title.clone()].into_iter().flatten() {
+        invisible.extend(field.chars().filter(|ch| text::is_invisible_or_bidi(*ch)).map(|ch| ch as u32));
+    }
+    if !invisible.is_empty() {
+        c.push(
+            "TDQS-M004",
+            t,
+            None,
+            format!("The name, title or description contains invisible or bidirectional characters ({}).", describe_invisible(&invisible)),
+            "Remove the characters; if the text needs a direction mark, rephrase it instead.".into(),
+            vec![],
+        );
+    }
+    for p in &f.params {
+        for (kind, sentence) in model_directed_in(&p.description) {
+            c.push(
+                injection_code(kind),
+                t,
+                Some(&p.name),
+                format!("The description of parameter `{}` {}: \"{}\".", p.name, kind.label(), quote(&sentence, 120)),
+                "Delete the sentence; say what the value is and its format.".into(),
+                vec![],
+            );
+        }
+        let hidden: Vec<u32> = p.description.chars().chain(p.name.chars()).filter(|ch| text::is_invisible_or_bidi(*ch)).map(|ch| ch as u32).collect();
+        if !hidden.is_empty() {
+            c.push(
+                "TDQS-M004",
+                t,
+                Some(&p.name),
+                format!("Parameter `{}` contains invisible or bidirectional characters ({}).", p.name, describe_invisible(&hidden)),
+                "Remove the characters.".into(),
+                vec![],
+            );
+        }
+    }
+
+    // Naming.
+    let valid_chars = !name.is_empty()
+        && name.chars().count() <= 128
+        && name.chars().all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '.'));
+    if !valid_chars {
+        c.push(
+            "TDQS-N003",
+            t,
+            None,
+            format!("`{name}` has characters outside A–Z, a–z, 0–9, '_', '-', '.' or is empty or too long."),
+            "Rename the tool with letters, digits, '_', '-' or '.' only.".into(),
+            vec![],
+        );
+    }
+    if name.chars().count() > 64 {
+        c.push(
+            "TDQS-N005",
+            t,
+            None,
+            format!("`{name}` is {} characters long.", name.chars().count()),
+            "Shorten the name to 64 characters or fewer.".into(),
+            vec![],
+        );
+    }
+    if !f.name_tokens.is_empty() && f.name_tokens.iter().all(|tok| text::is_generic_name_word(tok)) {
+        c.push(
+            "TDQS-N002",
+            t,
+            None,
+            format!("`{name}` is made of generic words only ({}).", f.name_tokens.join(", ")),
+            "Name the action and the resource, e.g. `search_issues` rather than `run`.".into(),
+            vec![],
+        );
+    }
+
+    // Descriptions.
+    if !f.has_description() {
+        c.push("TDQS-D001", t, None, format!("`{name}` has no description."), "Write one or two sentences: what it does, to what, when to use it, what it returns.".into(), vec![]);
+    } else if f.is_placeholder() {
+        c.push("TDQS-D004", t, None, format!("The description of `{name}` is placeholder text: \"{}\".", quote(&f.description, 80)), "Replace the placeholder with a real description.".into(), vec![]);
+    } else if f.is_tautology() {
+        c.push("TDQS-D003", t, None, format!("The description \"{}\" only restates the name `{name}`.", quote(&f.description, 80)), "Say what the tool does that the name cannot: the resource, the scope, when to use it.".into(), vec![]);
+    } else {
+        let n = f.word_count();
+        if n < 6 {
+            c.push("TDQS-D002", t, None, format!("The description of `{name}` has {n} word{}.", if n == 1 { "" } else { "s" }), "Extend it to a full sentence with the resource and when to use it.".into(), vec![]);
+        }
+        if n > 400 {
+            c.push("TDQS-D009", t, None, format!("The description of `{name}` has {n} words."), "Keep the purpose first and cut reference material.".into(), vec![]);
+        }
+        if f.cues.usage.is_none() && f.cues.contrast.is_none() && f.mentioned_siblings.is_empty() {
+            c.push("TDQS-D007", t, None, format!("No sentence of `{name}`'s description says when to use it or what to use instead."), "Add 'Use this when …' and name the sibling to use otherwise.".into(), vec![]);
+        }
+        if !f.output.documented() && f.cues.returns.is_none() {
+            c.push("TDQS-D008", t, None, format!("`{name}` has no documented output schema and its description does not say what it returns."), "Add an outputSchema with described fields, or a 'Returns …' sentence.".into(), vec![]);
+        }
+        let missing = unmentioned_subjects(f, namespace);
+        if !missing.is_empty() {
+            c.push(
+                "TDQS-D010",
+                t,
+                None,
+                format!("`{name}` promises {} in its name, but the description never mentions {}.", missing.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(" and "), if missing.len() == 1 { "it" } else { "them" }),
+                "Mention the resource the name promises, or rename the tool.".into(),
+                vec![],
+            );
+        }
+        if !f.annotations.present && f.cues.behaviour().is_empty() {
+            c.push("TDQS-D011", t, None, format!("`{name}` declares no annotations and its description says nothing of limits, side effects, permissions or cost."), "Add annotations and one sentence on side effects or limits.".into(), vec![]);
+        }
+        if !f.params.is_empty() && f.cues.example.is_none() && !f.params.iter().any(|p| p.has_example()) {
+            c.push("TDQS-D012", t, None, format!("Neither `{name}`'s description nor its parameters give an example value."), "Give one example value, e.g. an id format or a sample query.".into(), vec![]);
+        }
+    }
+
+    // Parameters.
+    if !f.input_schema_is_object {
+        let what = if tool.get("inputSchema").is_none() { "has no inputSchema" } else { "has an inputSchema that is not an object schema" };
+        c.push("TDQS-P011", t, None, format!("`{name}` {what}."), "Declare inputSchema as {\"type\": \"object\", \"properties\": {…}} (an empty properties object for no arguments).".into(), vec![]);
+    }
+    if !f.params.is_empty() && !f.has_required_list {
+        c.push("TDQS-P007", t, None, format!("`{name}` has {} parameter{} but no required list.", f.params.len(), if f.params.len() == 1 { "" } else { "s" }), "Add \"required\": [...] naming the parameters the tool needs (an empty list if none).".into(), vec![]);
+    }
+    let undocumented = f.params.iter().filter(|p| p.description.is_empty()).count();
+    if f.params.len() >= 3 && undocumented > 0 && f.mentioned_params.is_empty() {
+        c.push("TDQS-P010", t, None, format!("`{name}` takes {} parameters, {undocumented} without a description, and its description mentions none of them.", f.params.len()), "Describe each parameter in the schema, or explain them in the description.".into(), vec![]);
+    }
+    let format_words = ["date", "time", "timestamp", "datetime", "email", "url", "uri", "link", "uuid", "guid", "since", "until", "before", "after", "deadline"];
+    let list_values = regex_list_values();
+    for p in &f.params {
+        let pn = Some(p.name.as_str());
+        let ptoks = text::name_tokens(&p.name);
+        if p.description.is_empty() {
+            c.push("TDQS-P001", t, pn, format!("`{name}.{}` has no description.", p.name), format!("Describe `{}`: what it is, its format, and where the value comes from.", p.name), vec![]);
+        } else {
+            let bare = text::bare(&p.description);
+            let dwords: Vec<String> = text::words(&p.description).into_iter().filter(|w| !text::is_stop_word(w)).map(|w| text::singular(&w)).collect();
+            let pwords: Vec<String> = ptoks.iter().map(|w| text::singular(w)).collect();
+            if bare == ptoks.join(" ") || (!dwords.is_empty() && dwords.len() <= 3 && dwords.iter().all(|w| pwords.contains(w))) {
+                c.push("TDQS-P002", t, pn, format!("The description of `{name}.{}` (\"{}\") only restates its name.", p.name, quote(&p.description, 60)), "Give the format, the allowed values or the tool that returns this value.".into(), vec![]);
+            }
+        }
+        if !p.typed {
+            c.push("TDQS-P005", t, pn, format!("`{name}.{}` has no type.", p.name), "Declare \"type\" (string, integer, number, boolean, array, object).".into(), vec![]);
+        }
+        if p.untyped_object {
+            c.push("TDQS-P009", t, pn, format!("`{name}.{}` is an object with no declared properties.", p.name), "Declare its properties, or additionalProperties with a type.".into(), vec![]);
+        }
+        if p.is_string() && p.enum_values.is_empty() && list_values.is_match(&p.description) {
+            c.push("TDQS-P003", t, pn, format!("`{name}.{}` lists its values in prose (\"{}\") but has no enum.", p.name, quote(&p.description, 80)), "Move the allowed values into \"enum\".".into(), vec![]);
+        }
+        let wants_format = ptoks.iter().any(|tok| format_words.contains(&tok.as_str()))
+            || ptoks.last().is_some_and(|l| l == "at" || l == "on");
+        if p.is_string() && wants_format && p.format.is_none() && !p.has_pattern && p.enum_values.is_empty() {
+            c.push("TDQS-P004", t, pn, format!("`{name}.{}` looks like a date, time, email, URL or identifier but declares no format or pattern.", p.name), "Declare \"format\" (date-time, date, email, uri, uuid) or a \"pattern\".".into(), vec![]);
+        }
+        if p.is_string() && !p.is_constrained() && !p.has_example() {
+            c.push("TDQS-P006", t, pn, format!("`{name}.{}` is a free string with no example, default, enum, pattern or format.", p.name), "Add \"examples\" or an example in its description.".into(), vec![]);
+        }
+        if p.is_boolean() {
+            let words_n = text::words(&p.description).len();
+            if words_n < 3 {
+                c.push("TDQS-P008", t, pn, format!("Boolean `{name}.{}` does not say what true means.", p.name), "Say what happens when it is true, and the default.".into(), vec![]);
+            }
+        }
+    }
+
+    // Annotations.
+    let a = &f.annotations;
+    let desc_destructive = f.cues.destructive.is_some()
+        || text::destructive_verb_cue().is_match(f.sentences.first().map_or("", String::as_str));
+    let writes_by_name = f.operation.is_write();
+    if a.read_only == Some(true) && (writes_by_name || desc_destructive || a.destructive == Some(true)) {
+        let why = if a.destructive == Some(true) { "declares both readOnlyHint and destructiveHint".to_string() } else { format!("declares readOnlyHint: true but {} (a {} operation)", if desc_destructive { "its description deletes or overwrites" } else { "its name says it writes" }, f.operation.label()) };
+        c.push("TDQS-A004", t, None, format!("`{name}` {why}."), "Make the annotations match what the tool does.".into(), vec![]);
+    } else if a.destructive == Some(false) && f.cues.destructive.is_some() {
+        c.push("TDQS-A004", t, None, format!("`{name}` declares destructiveHint: false but its description says \"{}\".", f.cues.destructive.clone().unwrap_or_default()), "Set destructiveHint: true, or correct the description.".into(), vec![]);
+    }
+    let destructive = f.operation == Operation::Delete || f.cues.destructive.is_some();
+    if destructive && a.destructive != Some(true) && a.read_only != Some(true) {
+        c.push("TDQS-A001", t, None, format!("`{name}` deletes or overwrites, but destructiveHint is {}.", a.destructive.map_or("not set".to_string(), |v| v.to_string())), "Set \"destructiveHint\": true so hosts ask before calling it.".into(), vec![]);
+    }
+    if f.operation == Operation::Read && a.read_only.is_none() {
+        c.push("TDQS-A002", t, None, format!("`{name}` reads (\"{}\") but declares no readOnlyHint.", f.name_tokens.first().cloned().unwrap_or_default()), "Set \"readOnlyHint\": true.".into(), vec![]);
+    }
+    if f.operation.is_write() && a.idempotent.is_none() && a.read_only != Some(true) {
+        c.push("TDQS-A003", t, None, format!("`{name}` changes state but declares no idempotentHint."), "Set \"idempotentHint\" to say whether a repeated call is harmless.".into(), vec![]);
+    }
+
+    // Budget.
+    if f.definition_bytes > 8 * 1024 {
+        c.push("TDQS-B003", t, None, format!("`{name}`'s definition is {} bytes (about {} tokens).", f.definition_bytes, f.definition_bytes.div_ceil(4)), "Trim the schema and description; move reference text to documentation.".into(), vec![]);
+    }
+}
+
+fn regex_list_values() -> &'static regex::Regex {
+    static CELL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    CELL.get_or_init(|| {
+        match regex::Regex::new(r#"(?i)\b(one of|possible values|allowed values|valid values|accepted values|must be (either|one))\b|['"`]\w+['"`]\s*(,|/|\|)\s*['"`]\w+['"`]\s*(,|/|\||or)\s*['"`]?\w+|\b\w+\s*\|\s*\w+\s*\|\s*\w+\b"#) {
+            Ok(re) => re,
+            Err(err) => unreachable!("built-in pattern does not compile: {err}"),
+        }
+    })
+}
+
+/// Runs every check over one side's tools. Findings come out in a fixed order: server-wide
+/// first, then per tool in listing order, each in catalogue order.
+pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Finding> {
+    let mut c = Collector { findings: Vec::new() };
+    let namespace = namespace_prefix(facts);
+
+    // Server-wide.
+    let n = facts.len();
+    if n > 40 {
+        c.push("TDQS-B002", None, None, format!("The server lists {n} tools."), "Split the server, or expose a smaller set per use.".into(), vec![]);
+    } else if n > 25 {
+        c.push("TDQS-B001", None, None, format!("The server lists {n} tools."), "Consider grouping or splitting the tools.".into(), vec![]);
+    }
+    let total: usize = facts.iter().map(|f| f.definition_bytes).sum();
+    if total > 64 * 1024 {
+        c.push("TDQS-B004", None, None, format!("All definitions together are {total} bytes (about {} tokens per request).", total.div_ceil(4)), "Remove unused tools, or trim descriptions and schemas.".into(), vec![]);
+    }
+    let mut by_convention: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    for f in facts {
+        if let Some(conv) = naming_convention(&f.name) {
+            by_convention.entry(conv).or_default().push(f.name.clone());
+        }
+    }
+    if by_convention.len() > 1 {
+        let majority = by_convention.iter().max_by_key(|(_, v)| v.len()).map(|(k, _)| *k).unwrap_or("snake_case");
+        let summary = by_convention.iter().map(|(k, v)| format!("{} {k}", v.len())).collect::<Vec<_>>().join(", ");
+        let odd: Vec<String> = by_convention.iter().filter(|(k, _)| **k != majority).flat_map(|(_, v)| v.clone()).collect();
+        c.push("TDQS-N004", None, None, format!("Tool names mix conventions: {summary}."), format!("Rename {} to {majority}.", odd.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")), odd);
+    }
+    // Repeated notes: sentences of six words or more shared by three or more tools.
+    let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for f in facts {
+        let mut seen = BTreeSet::new();
+        for s in &f.sentences {
+            let key = text::bare(s);
+            if key.split(' ').count() >= 6 && seen.insert(key.clone()) {
+                notes.entry(key).or_default().push(f.name.clone());
+            }
+        }
+    }
+    for (sentence, owners) in notes {
+        if owners.len() >= 3 {
+            c.push("TDQS-D013", None, None, format!("\"{}\" is repeated in {} descriptions.", quote(&sentence, 80), owners.len()), "Move the note to the server instructions, or keep it only where it matters.".into(), owners);
+        }
+    }
+
+    // Pairs: near-duplicate names, near-identical and overlapping descriptions. Each pair is
+    // judged on its own two tools, so an unrelated new tool cannot flip a finding.
+    let words: Vec<BTreeSet<String>> = facts.iter().map(|f| text::content_words(&f.clean)).collect();
+    let keys: Vec<Vec<String>> = facts.iter().map(|f| name_key(&f.name)).collect();
+    let mut pair_findings: Vec<(usize, Finding)> = Vec::new();
+    for i in 0..n {
+        for j in (i + 1)..n {
+            let (a, b) = (&facts[i], &facts[j]);
+            let mut local = Collector { findings: Vec::new() };
+            if !keys[i].is_empty() && keys[i] == keys[j] && a.name != b.name {
+                local.push("TDQS-N001", Some(&a.name), None, format!("`{}` and `{}` reduce to the same words ({}).", a.name, b.name, keys[i].join(" ")), format!("Keep one of `{}` and `{}`, or name what differs.", a.name, b.name), vec![b.name.clone()]);
+            } else if a.name == b.name {
+                local.push("TDQS-N001", Some(&a.name), None, format!("`{}` is listed twice.", a.name), "Remove the duplicate tool.".into(), vec![b.name.clone()]);
+            }
+            if a.has_description() && b.has_description() && words[i].len() >= 3 && words[j].len() >= 3 {
+                let sim = text::jaccard(&words[i], &words[j]);
+                let guided = a.mentioned_siblings.contains(&b.name) || b.mentioned_siblings.contains(&a.name);
+                if sim >= 0.7 {
+                    local.push("TDQS-D005", Some(&a.name), None, format!("`{}` and `{}` share {:.0}% of their meaningful words.", a.name, b.name, sim * 100.0), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()]);
+                } else if sim >= 0.4 && !guided {
+                    local.push("TDQS-D006", Some(&a.name), None, format!("`{}` and `{}` overlap ({:.0}% shared words) and neither says which to prefer.", a.name, b.name, sim * 100.0), format!("Add to each a sentence such as 'for … use `{}` instead'.", b.name), vec![b.name.clone()]);
+                }
+            }
+            pair_findings.extend(local.findings.into_iter().map(|f| (i, f)));
+        }
+    }
+
+    for (idx, (f, tool)) in facts.iter().zip(tools).enumerate() {
+        check_tool(&mut c, f, tool, namespace.as_deref());
+        c.findings.extend(pair_findings.iter().filter(|(i, _)| *i == idx).map(|(_, f)| f.clone()));
+    }
+
+    // Catalogue order within each tool keeps output stable across rule edits.
+    let order = |code: &str| RULES.iter().position(|r| r.code == code).unwrap_or(usize::MAX);
+    let tool_order: BTreeMap<&str, usize> = facts.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
+    c.findings.sort_by_key(|f| {
+        (
+            f.tool.as_ref().map_or(0, |t| 1 + tool_order.get(t.as_str()).copied().unwrap_or(usize::MAX - 1)),
+            order(&f.code),
+            f.parameter.clone(),
+            f.related.clone(),
+        )
+    });
+    c.findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_codes_are_unique_and_well_formed() {
+        let mut seen = BTreeSet::new();
+        for r in RULES {
+            assert!(seen.insert(r.code), "duplicate {}", r.code);
+            assert!(r.code.starts_with("TDQS-") && r.code.len() == 9, "{}", r.code);
+            assert!(!r.help.is_empty() && !r.title.is_empty());
+        }
+    }
+
+    #[test]
+    fn conventions_are_classified() {
+        assert_eq!(naming_convention("get_user"), Some("snake_case"));
+        assert_eq!(naming_convention("getUser"), Some("camelCase"));
+        assert_eq!(naming_convention("get-user"), Some("kebab-case"));
+        assert_eq!(naming_convention("search"), None);
+    }
+
+    #[test]
+    fn name_keys_equate_case_and_digits() {
+        assert_eq!(name_key("getUser"), name_key("get_user"));
+        assert_eq!(name_key("ticket"), name_key("ticket2"));
+        assert_ne!(name_key("get_user"), name_key("get_users_list"));
+    }
+}
