@@ -128,9 +128,8 @@ impl Error {
     }
 
     pub fn internal(cause: impl Into<String>) -> Self {
-        Error::new(Stage::Internal, cause).with_advice(
-            "this is a bug in tdqs-gate; please report it with the command you ran",
-        )
+        Error::new(Stage::Internal, cause)
+            .with_advice("this is a bug in tdqs-gate; please report it with the command you ran")
     }
 
     /// Wraps an I/O error on a named path.

@@ -53,12 +53,18 @@ fn global() -> &'static Mutex<Redactor> {
 
 /// Registers a secret for the whole process (every later [`redact`] call masks it).
 pub fn register_secret(secret: &str) {
-    global().lock().unwrap_or_else(|e| e.into_inner()).add(secret);
+    global()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .add(secret);
 }
 
 /// Masks every registered secret in `text`.
 pub fn redact(text: &str) -> String {
-    global().lock().unwrap_or_else(|e| e.into_inner()).redact(text)
+    global()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .redact(text)
 }
 
 #[cfg(test)]

@@ -35,10 +35,12 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
 fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
     let capabilities = match &args.capabilities {
         None => None,
-        Some(text) => Some(serde_json::from_str::<serde_json::Value>(text).map_err(|e| {
-            Error::usage(format!("--capabilities is not valid JSON: {e}"))
-                .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
-        })?),
+        Some(text) => Some(
+            serde_json::from_str::<serde_json::Value>(text).map_err(|e| {
+                Error::usage(format!("--capabilities is not valid JSON: {e}"))
+                    .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
+            })?,
+        ),
     };
     Ok(ServerOptions {
         command: args.command.clone(),
@@ -82,8 +84,10 @@ fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         (Some(file), None) => SideSource::ExportFile(file.clone()),
         (None, Some(rev)) => SideSource::Revision(rev.clone()),
         (Some(_), Some(_)) => {
-            return Err(Error::usage("--base and --base-export are mutually exclusive")
-                .with_advice("give the base either as a revision or as an export file"))
+            return Err(
+                Error::usage("--base and --base-export are mutually exclusive")
+                    .with_advice("give the base either as a revision or as an export file"),
+            )
         }
         (None, None) => {
             return Err(Error::usage("no base to compare against")
@@ -95,7 +99,9 @@ fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         (None, Some(rev)) => SideSource::Revision(rev.clone()),
         (None, None) => SideSource::WorkingTree,
         (Some(_), Some(_)) => {
-            return Err(Error::usage("--head and --head-export are mutually exclusive"))
+            return Err(Error::usage(
+                "--head and --head-export are mutually exclusive",
+            ))
         }
     };
     Ok(GateOptions {
@@ -169,7 +175,10 @@ fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
         .or_else(|| outcome.error.as_ref().map(|e| e.summary()))
         .unwrap_or_default();
     if let Some(w) = &outcome.written {
-        say(verbosity, &format!("tdqs-gate: report written to {}", w.json.display()));
+        say(
+            verbosity,
+            &format!("tdqs-gate: report written to {}", w.json.display()),
+        );
     }
     if let Some(e) = &outcome.report_error {
         print_invalid(e);

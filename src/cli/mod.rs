@@ -75,7 +75,10 @@ fn run(cli: Cli) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            print_invalid(&Error::new(Stage::Internal, format!("cannot start the runtime: {e}")));
+            print_invalid(&Error::new(
+                Stage::Internal,
+                format!("cannot start the runtime: {e}"),
+            ));
             return Verdict::Invalid.exit_code();
         }
     };

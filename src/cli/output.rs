@@ -71,7 +71,9 @@ impl Progress for StderrProgress {
                     state.last_logged_tenth = 0;
                 }
                 if !self.terminal {
-                    self.line(&format!("tdqs-gate: {total} judge questions for this {label}"));
+                    self.line(&format!(
+                        "tdqs-gate: {total} judge questions for this {label}"
+                    ));
                 }
             }
             ProgressEvent::Answered { done, total } => {

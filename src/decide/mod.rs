@@ -150,7 +150,10 @@ mod tests {
 
     #[test]
     fn a_drop_asks_for_two_more_pairs() {
-        assert_eq!(next(&[p(33, 32)], ConfirmationRule::default()), Next::ScoreMore(2));
+        assert_eq!(
+            next(&[p(33, 32)], ConfirmationRule::default()),
+            Next::ScoreMore(2)
+        );
         assert_eq!(
             next(&[p(33, 32), p(33, 33)], ConfirmationRule::default()),
             Next::ScoreMore(1)

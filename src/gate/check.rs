@@ -29,8 +29,12 @@ fn differs(what: impl Into<String>) -> Error {
 /// Reads a saved report.
 pub fn read_report(path: &Path) -> Result<Report, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::io(Stage::Check, format!("cannot read the report {}", path.display()), e)
-            .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
+        Error::io(
+            Stage::Check,
+            format!("cannot read the report {}", path.display()),
+            e,
+        )
+        .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
     })?;
     serde_json::from_str(&text).map_err(|e| {
         Error::new(
@@ -44,7 +48,10 @@ pub fn read_report(path: &Path) -> Result<Report, Error> {
 fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Error> {
     for (name, tool) in &side.tools {
         if &tool.name != name {
-            return Err(differs(format!("{label}: tool entry `{name}` is named `{}`", tool.name)));
+            return Err(differs(format!(
+                "{label}: tool entry `{name}` is named `{}`",
+                tool.name
+            )));
         }
         let tdqs = weights.tdqs(&tool.scores);
         if tdqs != tool.tdqs {
@@ -65,10 +72,14 @@ fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Er
             .filter(|d| tool.scores.get(d).copied().unwrap_or(0) < 3)
             .collect();
         if smells != tool.smells {
-            return Err(differs(format!("{label}: tool `{name}` records other smells than its scores give")));
+            return Err(differs(format!(
+                "{label}: tool `{name}` records other smells than its scores give"
+            )));
         }
         if tool.scores.len() != 6 || tool.scores.values().any(|s| !(1..=5).contains(s)) {
-            return Err(differs(format!("{label}: tool `{name}` does not have six scores from 1 to 5")));
+            return Err(differs(format!(
+                "{label}: tool `{name}` does not have six scores from 1 to 5"
+            )));
         }
     }
     let coherence_sum: i64 = side.coherence.scores.values().map(|s| i64::from(*s)).sum();
@@ -84,7 +95,10 @@ fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Er
         return Err(differs(format!(
             "{label}: the rollups do not recompute from the tool scores (recorded mean {}, \
              recomputed {})",
-            side.rollups.mean_tdqs.map(|t| t.to_string()).unwrap_or_default(),
+            side.rollups
+                .mean_tdqs
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
             rollups.mean_tdqs.map(|t| t.to_string()).unwrap_or_default()
         )));
     }
@@ -99,7 +113,9 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
             report.version_digest,
             pins.digest()
         ))
-        .with_advice("check with the same --pins the report was made with, or run the gate again"));
+        .with_advice(
+            "check with the same --pins the report was made with, or run the gate again",
+        ));
     }
     if report.decision == Verdict::Invalid {
         return Err(Error::new(
@@ -169,14 +185,18 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
     let means: Vec<PairMeans> = report
         .pairs
         .iter()
-        .map(|p| match (p.base.rollups.mean_tdqs, p.head.rollups.mean_tdqs) {
-            (Some(base), Some(head)) => Ok(PairMeans { base, head }),
-            _ => Err(differs("a pair has a side without a mean TDQS")),
-        })
+        .map(
+            |p| match (p.base.rollups.mean_tdqs, p.head.rollups.mean_tdqs) {
+                (Some(base), Some(head)) => Ok(PairMeans { base, head }),
+                _ => Err(differs("a pair has a side without a mean TDQS")),
+            },
+        )
         .collect::<Result<_, _>>()?;
     let rule = pins.confirmation_rule();
     let Some(first) = means.first() else {
-        return Err(differs("the definitions changed but the report has no scored pair"));
+        return Err(differs(
+            "the definitions changed but the report has no scored pair",
+        ));
     };
     let required = decide::required_pairs(*first, rule);
     if means.len() != required {
@@ -211,23 +231,26 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
         let pins = Pins::load(opts.judge.pins.as_deref())?;
         check_report_contents(&report, &pins)?;
         // The current exports: sides named explicitly, else the revisions the report records.
-        let from_report = |recorded: &Option<String>, given: &SideSource| -> Result<SideSource, Error> {
-            match given {
-                SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
-                    Some(crate::revision::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
-                    Some(rev) => Ok(SideSource::Revision(rev.to_string())),
-                    None => Err(Error::usage(
-                        "the report was made from export files; pass --base-export and \
+        let from_report =
+            |recorded: &Option<String>, given: &SideSource| -> Result<SideSource, Error> {
+                match given {
+                    SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
+                        Some(crate::revision::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
+                        Some(rev) => Ok(SideSource::Revision(rev.to_string())),
+                        None => Err(Error::usage(
+                            "the report was made from export files; pass --base-export and \
                          --head-export (or --base / --head) to check it",
-                    )),
-                },
-                other => Ok(other.clone()),
-            }
-        };
+                        )),
+                    },
+                    other => Ok(other.clone()),
+                }
+            };
         let mut current = opts.clone();
         current.base = from_report(&report.base_revision, &opts.base)?;
         current.head = from_report(&report.head_revision, &opts.head)?;
-        progress.event(ProgressEvent::Note("exporting the current base and head".to_string()));
+        progress.event(ProgressEvent::Note(
+            "exporting the current base and head".to_string(),
+        ));
         let (base, head) = super::sides::obtain(&current).await?;
         for (label, recorded, now) in [
             ("base", report.base.as_ref(), &base.export),

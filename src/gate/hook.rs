@@ -15,7 +15,12 @@ fn shell_quote(text: &str) -> String {
 }
 
 /// The hook script.
-pub fn script(base: &str, strict: bool, extra_args: Option<&str>, fallback_binary: &Path) -> String {
+pub fn script(
+    base: &str,
+    strict: bool,
+    extra_args: Option<&str>,
+    fallback_binary: &Path,
+) -> String {
     let extra = extra_args.unwrap_or("");
     format!(
         r#"#!/bin/sh
@@ -56,42 +61,65 @@ pub fn install(
     extra_args: Option<&str>,
     force: bool,
 ) -> Result<PathBuf, Error> {
-    let start = repo.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let start = repo
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
     let git = git2::Repository::discover(&start).map_err(|e| {
         Error::new(
             Stage::Revision,
-            format!("{} is not inside a git repository: {}", start.display(), e.message()),
+            format!(
+                "{} is not inside a git repository: {}",
+                start.display(),
+                e.message()
+            ),
         )
         .with_advice("run the command inside the repository or pass --repo DIR")
     })?;
     // core.hooksPath wins over .git/hooks when it is set.
-    let hooks = match git.config().ok().and_then(|c| c.get_path("core.hooksPath").ok()) {
+    let hooks = match git
+        .config()
+        .ok()
+        .and_then(|c| c.get_path("core.hooksPath").ok())
+    {
         Some(p) if p.is_absolute() => p,
         Some(p) => git.workdir().unwrap_or_else(|| git.path()).join(p),
         None => git.path().join("hooks"),
     };
-    std::fs::create_dir_all(&hooks)
-        .map_err(|e| Error::io(Stage::Config, format!("cannot create {}", hooks.display()), e))?;
+    std::fs::create_dir_all(&hooks).map_err(|e| {
+        Error::io(
+            Stage::Config,
+            format!("cannot create {}", hooks.display()),
+            e,
+        )
+    })?;
     let path = hooks.join("pre-push");
     if path.exists() && !force {
         let existing = std::fs::read_to_string(&path).unwrap_or_default();
         if !existing.contains(MARKER) {
             return Err(Error::new(
                 Stage::Config,
-                format!("{} already exists and was not written by tdqs-gate", path.display()),
+                format!(
+                    "{} already exists and was not written by tdqs-gate",
+                    path.display()
+                ),
             )
-            .with_advice(
-                "call tdqs-gate from your existing hook, or pass --force to replace it",
-            ));
+            .with_advice("call tdqs-gate from your existing hook, or pass --force to replace it"));
         }
     }
     let binary = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tdqs-gate"));
-    crate::report::write::atomic_write(&path, script(base, strict, extra_args, &binary).as_bytes())?;
+    crate::report::write::atomic_write(
+        &path,
+        script(base, strict, extra_args, &binary).as_bytes(),
+    )?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(|e| {
-            Error::io(Stage::Config, format!("cannot make {} executable", path.display()), e)
+            Error::io(
+                Stage::Config,
+                format!("cannot make {} executable", path.display()),
+                e,
+            )
         })?;
     }
     Ok(path)
@@ -103,7 +131,12 @@ mod tests {
 
     #[test]
     fn script_quotes_the_base_and_maps_exit_codes() {
-        let s = script("origin/it's", true, Some("--judge static"), Path::new("/x/tdqs-gate"));
+        let s = script(
+            "origin/it's",
+            true,
+            Some("--judge static"),
+            Path::new("/x/tdqs-gate"),
+        );
         assert!(s.contains("base='origin/it'\\''s'"));
         assert!(s.contains("strict=1"));
         assert!(s.contains("--head HEAD --judge static"));

@@ -84,18 +84,25 @@ pub fn build(opts: &JudgeOptions, pins: &Pins) -> Result<Arc<dyn Judge>, Error> 
         }
         JudgeMode::Openai => {
             let Some(url) = &opts.base_url else {
-                return Err(Error::new(
-                    Stage::Config,
-                    "--judge openai needs the server's address",
-                )
-                .with_advice("pass --base-url, e.g. --base-url http://127.0.0.1:11434 for Ollama"));
+                return Err(
+                    Error::new(Stage::Config, "--judge openai needs the server's address")
+                        .with_advice(
+                            "pass --base-url, e.g. --base-url http://127.0.0.1:11434 for Ollama",
+                        ),
+                );
             };
-            let model = opts.model.clone().unwrap_or_else(|| pins.model().to_string());
+            let model = opts
+                .model
+                .clone()
+                .unwrap_or_else(|| pins.model().to_string());
             let mut options = OpenAiOptions::new(url.clone(), model);
             if let Some(t) = opts.call_timeout {
                 options.http.timeout = t;
             }
-            Ok(Arc::new(OpenAiJudge::from_env(options, token_env.as_deref())?))
+            Ok(Arc::new(OpenAiJudge::from_env(
+                options,
+                token_env.as_deref(),
+            )?))
         }
     }
 }

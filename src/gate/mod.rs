@@ -92,7 +92,12 @@ impl Draft {
             pairs: self.pairs,
             median: medians,
             causes,
-            confirmation: self.pins.raw().get("confirmation").cloned().unwrap_or(Value::Null),
+            confirmation: self
+                .pins
+                .raw()
+                .get("confirmation")
+                .cloned()
+                .unwrap_or(Value::Null),
             calls: self.calls,
             warnings: self.warnings,
             error: error.map(|e| ReportError {
@@ -145,7 +150,9 @@ fn same_probe(base: &Export, head: &Export) -> Result<(), Error> {
             "the base and head exports were made with different probe profiles (protocol version, \
              era, capabilities or client info), so their tool lists are not comparable",
         )
-        .with_advice("export both sides with the same options, or let the gate start both servers"));
+        .with_advice(
+            "export both sides with the same options, or let the gate start both servers",
+        ));
     }
     Ok(())
 }
@@ -204,10 +211,16 @@ async fn run_inner(
         Err(e) => Err(e.clone()),
     };
 
-    progress.event(ProgressEvent::Note("exporting the base and the head".to_string()));
+    progress.event(ProgressEvent::Note(
+        "exporting the base and the head".to_string(),
+    ));
     let (base, head) = sides::obtain(opts).await?;
-    draft.warnings.extend(base.export.warnings.iter().map(|w| format!("base: {w}")));
-    draft.warnings.extend(head.export.warnings.iter().map(|w| format!("head: {w}")));
+    draft
+        .warnings
+        .extend(base.export.warnings.iter().map(|w| format!("base: {w}")));
+    draft
+        .warnings
+        .extend(head.export.warnings.iter().map(|w| format!("head: {w}")));
     same_probe(&base.export, &head.export)?;
     let unchanged = base.export.set_hash == head.export.set_hash;
     let base_empty = base.export.tools.is_empty();
@@ -249,7 +262,9 @@ async fn run_inner(
     match preflight {
         Ok(warnings) => draft.warnings.extend(warnings),
         Err(e) => {
-            return Err(e.context("the definitions changed and need a judge, but the judge cannot run"))
+            return Err(
+                e.context("the definitions changed and need a judge, but the judge cannot run")
+            )
         }
     }
     let judge = judge?;
@@ -334,8 +349,11 @@ pub async fn score_once(
         warnings.push("scored with custom pins: not the calibrated configuration".to_string());
     }
     if export.tools.is_empty() {
-        return Err(Error::new(Stage::Score, "the export lists no tools; there is nothing to score")
-            .with_advice("check that the server registers its tools before answering tools/list"));
+        return Err(Error::new(
+            Stage::Score,
+            "the export lists no tools; there is nothing to score",
+        )
+        .with_advice("check that the server registers its tools before answering tools/list"));
     }
     let prompts = prepare::load_prompts(opts, &pins, judge.as_ref()).await?;
     warnings.extend(prompts.warnings.iter().cloned());

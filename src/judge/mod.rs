@@ -7,8 +7,8 @@
 //! recorded answers (`recorded`).
 
 pub mod answer;
-pub mod claude_code;
 pub mod anthropic;
+pub mod claude_code;
 pub mod http;
 pub mod openai;
 pub mod static_judge;

@@ -94,8 +94,7 @@ pub fn render(report: &Report) -> String {
         render_scores(&mut out, report);
         render_tools(&mut out, report);
     } else if let Some(changes) = &report.changes {
-        if !changes.added.is_empty() || !changes.removed.is_empty() || !changes.changed.is_empty()
-        {
+        if !changes.added.is_empty() || !changes.removed.is_empty() || !changes.changed.is_empty() {
             let _ = writeln!(out, "### Changed tools\n");
             for (what, names) in [
                 ("added", &changes.added),
@@ -103,7 +102,8 @@ pub fn render(report: &Report) -> String {
                 ("changed", &changes.changed),
             ] {
                 if !names.is_empty() {
-                    let list: Vec<String> = names.iter().map(|n| format!("`{}`", cell(n))).collect();
+                    let list: Vec<String> =
+                        names.iter().map(|n| format!("`{}`", cell(n))).collect();
                     let _ = writeln!(out, "- {what}: {}", list.join(", "));
                 }
             }
@@ -112,7 +112,10 @@ pub fn render(report: &Report) -> String {
     }
     if let Some(size) = &report.size {
         let _ = writeln!(out, "### Size (information, never decisive)\n");
-        let _ = writeln!(out, "| Measure | Base | Head | Change |\n|---|---:|---:|---:|");
+        let _ = writeln!(
+            out,
+            "| Measure | Base | Head | Change |\n|---|---:|---:|---:|"
+        );
         let _ = writeln!(
             out,
             "| Description characters | {} | {} | {:+} |",
@@ -278,7 +281,12 @@ fn render_tools(out: &mut String, report: &Report) {
         out,
         "<details><summary>Every tool (first pair)</summary>\n\n| Tool | Base | Head | Smells (head) |\n|---|---:|---:|---|"
     );
-    let mut names: Vec<&String> = first.base.tools.keys().chain(first.head.tools.keys()).collect();
+    let mut names: Vec<&String> = first
+        .base
+        .tools
+        .keys()
+        .chain(first.head.tools.keys())
+        .collect();
     names.sort();
     names.dedup();
     for name in names {
@@ -297,7 +305,14 @@ fn render_tools(out: &mut String, report: &Report) {
                     .join(", ")
             })
             .unwrap_or_default();
-        let _ = writeln!(out, "| `{}` | {} | {} | {} |", cell(name), fmt(b), fmt(h), smells);
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            cell(name),
+            fmt(b),
+            fmt(h),
+            smells
+        );
     }
     let _ = writeln!(out, "\n</details>\n");
 }

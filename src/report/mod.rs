@@ -1,9 +1,9 @@
 //! The JSON report, its Markdown summary and `--check`.
 
 pub mod causes;
-pub mod text;
 pub mod markdown;
 pub mod model;
+pub mod text;
 pub mod write;
 
 pub use model::*;

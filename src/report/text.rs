@@ -20,8 +20,19 @@ pub fn render_side(scored: &ScoredOnce) -> String {
     } else {
         format!("{} judge ({}), not a model score", judge.mode, judge.model)
     };
-    let _ = writeln!(out, "{} — {} tools — {kind}", side.server_name, side.tools.len());
-    let width = side.tools.keys().map(|n| n.chars().count()).max().unwrap_or(4).max(4);
+    let _ = writeln!(
+        out,
+        "{} — {} tools — {kind}",
+        side.server_name,
+        side.tools.len()
+    );
+    let width = side
+        .tools
+        .keys()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let _ = writeln!(out, "\n{:width$}  TDQS  tier  weakest dimensions", "tool");
     for (name, t) in &side.tools {
         let lowest = t.scores.values().min().copied().unwrap_or(0);
@@ -44,9 +55,8 @@ pub fn render_side(scored: &ScoredOnce) -> String {
         );
     }
     let r = &side.rollups;
-    let tier = |t: Option<crate::score::arith::Tier>| {
-        t.map(|t| format!(" ({t})")).unwrap_or_default()
-    };
+    let tier =
+        |t: Option<crate::score::arith::Tier>| t.map(|t| format!(" ({t})")).unwrap_or_default();
     let _ = writeln!(out, "\nmean TDQS            {}", opt(r.mean_tdqs));
     let _ = writeln!(
         out,

@@ -21,8 +21,12 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
             .with_advice("choose a writable folder with --report-dir")
     })?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
-        Error::io(Stage::Report, format!("cannot write in {}", dir.display()), e)
-            .with_advice("choose a writable folder with --report-dir")
+        Error::io(
+            Stage::Report,
+            format!("cannot write in {}", dir.display()),
+            e,
+        )
+        .with_advice("choose a writable folder with --report-dir")
     })?;
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_all())

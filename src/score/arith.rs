@@ -276,7 +276,10 @@ mod tests {
 
     #[test]
     fn spec_example_285_hundredths_rounds_to_2_9() {
-        assert_eq!(Weights::default().tdqs(&scores([4, 2, 2, 3, 4, 2])), Tenths(29));
+        assert_eq!(
+            Weights::default().tdqs(&scores([4, 2, 2, 3, 4, 2])),
+            Tenths(29)
+        );
     }
 
     #[test]
@@ -286,9 +289,16 @@ mod tests {
         assert_eq!(t, Tenths(35));
         assert_eq!(w.tiers.tier(t), Tier::A);
         // The float accumulation the spec replaced really does land below the tie.
-        let float: f64 = [0.25 * 2.0, 0.20 * 2.0, 0.20 * 5.0, 0.15 * 5.0, 0.10 * 4.0, 0.10 * 4.0]
-            .iter()
-            .sum();
+        let float: f64 = [
+            0.25 * 2.0,
+            0.20 * 2.0,
+            0.20 * 5.0,
+            0.15 * 5.0,
+            0.10 * 4.0,
+            0.10 * 4.0,
+        ]
+        .iter()
+        .sum();
         assert!(float < 3.5);
     }
 
@@ -328,7 +338,10 @@ mod tests {
             remaining -= t;
         }
         assert_eq!(tdqs.iter().map(|t| t.1 .0).sum::<i64>(), 1573);
-        let coherence = CoherenceDimension::ALL.into_iter().zip([5, 4, 2, 4]).collect();
+        let coherence = CoherenceDimension::ALL
+            .into_iter()
+            .zip([5, 4, 2, 4])
+            .collect();
         let r = Weights::default().rollups(&tdqs, &coherence);
         assert_eq!(r.exact_mean, Some(Frac::new(1573, 440)));
         assert_eq!(r.mean_tdqs, Some(Tenths(36)));
@@ -341,7 +354,10 @@ mod tests {
 
     #[test]
     fn median_of_three_is_the_middle_value() {
-        assert_eq!(median(&[Tenths(33), Tenths(32), Tenths(32)]), Some(Tenths(32)));
+        assert_eq!(
+            median(&[Tenths(33), Tenths(32), Tenths(32)]),
+            Some(Tenths(32))
+        );
         assert_eq!(median(&[Tenths(30)]), Some(Tenths(30)));
         assert_eq!(median(&[Tenths(30), Tenths(31)]), None);
     }

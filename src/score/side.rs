@@ -80,7 +80,11 @@ pub enum ProgressEvent {
     /// One question answered (valid), `done` of `total`.
     Answered { done: usize, total: usize },
     /// An attempt failed and will be retried.
-    Retrying { what: String, attempt: u32, reason: String },
+    Retrying {
+        what: String,
+        attempt: u32,
+        reason: String,
+    },
     /// A step of the run (exporting, scoring pair 2 of 3, …).
     Note(String),
 }
@@ -197,7 +201,9 @@ impl Scorer {
         base: &PreparedSide,
         head: &PreparedSide,
     ) -> Result<(SideScore, SideScore, CallStats), Error> {
-        let (mut scored, stats) = self.score_sides(&[base, head], self.share_identical).await?;
+        let (mut scored, stats) = self
+            .score_sides(&[base, head], self.share_identical)
+            .await?;
         let head_score = scored.remove(1);
         let base_score = scored.remove(0);
         Ok((base_score, head_score, stats))
@@ -284,7 +290,9 @@ impl Scorer {
             }
             let key = &coherence_keys[index];
             let Some(Answer::Coherence(answer)) = answers.get(key) else {
-                return Err(Error::internal("no answer recorded for the coherence question"));
+                return Err(Error::internal(
+                    "no answer recorded for the coherence question",
+                ));
             };
             let source = if uses.get(key).copied().unwrap_or(0) > 1 {
                 AnswerSource::Shared
@@ -331,7 +339,10 @@ impl Scorer {
             let tokens = Arc::clone(&tokens);
             let retries = self.retries;
             set.spawn(async move {
-                let _permit = semaphore.acquire_owned().await.expect("semaphore is never closed");
+                let _permit = semaphore
+                    .acquire_owned()
+                    .await
+                    .expect("semaphore is never closed");
                 let answer = ask_with_retries(
                     judge.as_ref(),
                     &question,
@@ -414,7 +425,9 @@ async fn ask_with_retries(
                     Ok(answer) => return Ok(answer),
                     Err(why) => {
                         last_text = reply.text;
-                        CallFailure::retryable(format!("the answer is not the required JSON: {why}"))
+                        CallFailure::retryable(format!(
+                            "the answer is not the required JSON: {why}"
+                        ))
                     }
                 }
             }
@@ -441,7 +454,10 @@ async fn ask_with_retries(
     };
     let mut err = Error::new(
         Stage::Judge,
-        redact(&format!("the judge could not score {what}{tries}: {}", failure.message)),
+        redact(&format!(
+            "the judge could not score {what}{tries}: {}",
+            failure.message
+        )),
     )
     .with_advice(
         "the side cannot be scored completely, so the comparison is INVALID; check the judge \
