@@ -46,6 +46,60 @@ pub fn to_canonical_string(value: &Value) -> String {
     out
 }
 
+/// `json.dumps(value, indent=2, ensure_ascii=False)`: the pretty form the TDQS prompts show
+/// schemas in. Keys stay in the order received; scalars are written as in the canonical form.
+pub fn to_python_pretty_string(value: &Value) -> String {
+    let mut out = String::new();
+    write_pretty(&mut out, value, 0);
+    out
+}
+
+fn write_pretty(out: &mut String, value: &Value, depth: usize) {
+    let newline_indent = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                newline_indent(out, depth + 1);
+                write_pretty(out, item, depth + 1);
+            }
+            newline_indent(out, depth);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            out.push('{');
+            for (index, (key, item)) in map.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                newline_indent(out, depth + 1);
+                write_string(out, key);
+                out.push_str(": ");
+                write_pretty(out, item, depth + 1);
+            }
+            newline_indent(out, depth);
+            out.push('}');
+        }
+        // Scalars, `[]` and `{}` are the same in both forms.
+        other => write_value(out, other),
+    }
+}
+
+/// A JSON number as Python writes it.
+pub fn python_number_text(number: &Number) -> String {
+    let mut out = String::new();
+    write_number(&mut out, number);
+    out
+}
+
 fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
@@ -341,6 +395,16 @@ mod tests {
         assert_eq!(
             canonical_of("[ 3 , 1 , { } , [ ] , \"\" , true , false , null ]"),
             r#"[3,1,{},[],"",true,false,null]"#
+        );
+    }
+
+    #[test]
+    fn pretty_keeps_key_order_and_writes_empty_containers_inline() {
+        let value: Value =
+            serde_json::from_str(r#"{"z":1,"a":{"k":[]},"m":{},"l":[1.0,{"x":null}]}"#).unwrap();
+        assert_eq!(
+            to_python_pretty_string(&value),
+            "{\n  \"z\": 1,\n  \"a\": {\n    \"k\": []\n  },\n  \"m\": {},\n  \"l\": [\n    1.0,\n    {\n      \"x\": null\n    }\n  ]\n}"
         );
     }
 }

@@ -110,13 +110,18 @@ pub fn build(opts: &JudgeOptions, pins: &Pins) -> Result<Arc<dyn Judge>, Error> 
 /// SHA-256 of the pins digest and the judge's identity and settings: two scorings are
 /// comparable only under equal digests.
 pub fn scoring_digest(pins: &Pins, judge: &JudgeInfo) -> String {
+    // Where the CLI is installed differs between machines and changes no answer.
+    let mut settings = judge.settings.clone();
+    if let Some(map) = settings.as_object_mut() {
+        map.remove("cli");
+    }
     digest_value(&json!({
         "versionDigest": pins.digest(),
         "judge": {
             "mode": judge.mode,
             "model": judge.model,
             "modelJudged": judge.model_judged,
-            "settings": judge.settings,
+            "settings": settings,
         }
     }))
 }

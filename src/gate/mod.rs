@@ -290,6 +290,7 @@ async fn run_inner(
         concurrency: opts.judge.concurrency.max(1),
         share_identical: opts.share_identical,
         progress: Arc::clone(&progress),
+        memo: Default::default(),
     };
     let rule: ConfirmationRule = draft.pins.confirmation_rule();
     loop {
@@ -375,6 +376,7 @@ pub async fn score_once(
         concurrency: opts.concurrency.max(1),
         share_identical: false,
         progress,
+        memo: Default::default(),
     };
     let (side, calls) = scorer.score_side(&prepared).await?;
     Ok(ScoredOnce {

@@ -147,6 +147,12 @@ pub trait Judge: Send + Sync {
         true
     }
 
+    /// True when the same question always gets the same answer (rules, recorded answers): the
+    /// scorer then asks it once per run, so confirmation pairs cost nothing.
+    fn deterministic(&self) -> bool {
+        false
+    }
+
     /// Checks, before any export work, that the judge can be reached at all (credentials, CLI
     /// present). Returns warnings for the report.
     async fn preflight(&self) -> Result<Vec<String>, Error> {

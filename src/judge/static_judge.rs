@@ -67,6 +67,10 @@ impl Judge for StaticJudge {
         false
     }
 
+    fn deterministic(&self) -> bool {
+        true
+    }
+
     async fn ask(&self, question: &Question) -> Result<Reply, CallFailure> {
         Ok(Reply {
             text: self.answer(&question.subject),

@@ -130,10 +130,18 @@ pub fn render(report: &Report) -> String {
         );
     }
     let calls = &report.calls;
+    let what = match &report.scoring {
+        Some(s) if !s.judge.model_judged => "Rule-judge answers",
+        _ => "Model calls",
+    };
     let mut footer = format!(
-        "Model calls: {} ({} attempts, {} shared answers)",
+        "{what}: {} ({} attempts, {} shared answers",
         calls.questions, calls.attempts, calls.shared_answers
     );
+    if calls.reused_answers > 0 {
+        let _ = write!(footer, ", {} reused from earlier pairs", calls.reused_answers);
+    }
+    footer.push(')');
     if calls.tokens.input_tokens + calls.tokens.output_tokens > 0 {
         let _ = write!(
             footer,

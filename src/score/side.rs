@@ -112,6 +112,9 @@ pub struct CallStats {
     pub shared_answers: u64,
     /// Tools decided by a hard gate without a call.
     pub hard_gated: u64,
+    /// Answers of a deterministic judge reused from an earlier pair of the same run.
+    #[serde(default)]
+    pub reused_answers: u64,
     pub tokens: TokenUsage,
 }
 
@@ -121,6 +124,7 @@ impl CallStats {
         self.attempts += other.attempts;
         self.shared_answers += other.shared_answers;
         self.hard_gated += other.hard_gated;
+        self.reused_answers += other.reused_answers;
         self.tokens.add(&other.tokens);
     }
 }
@@ -135,8 +139,15 @@ pub struct Scorer {
     /// Ask a question that is byte-identical on both sides of a pair once.
     pub share_identical: bool,
     pub progress: Arc<dyn Progress>,
+    /// Answers of a deterministic judge, by question, kept across the pairs of a run.
+    pub memo: AnswerMemo,
 }
 
+/// Answers kept across pairs when the judge is deterministic.
+#[derive(Default)]
+pub struct AnswerMemo(Mutex<HashMap<String, Answer>>);
+
+#[derive(Clone)]
 enum Answer {
     Tool(ToolAnswer),
     Coherence(CoherenceAnswer),
@@ -258,12 +269,38 @@ impl Scorer {
         }
         stats.shared_answers = uses.values().map(|n| (*n as u64).saturating_sub(1)).sum();
 
+        // A deterministic judge gives the same answer to the same question: reuse earlier pairs'.
+        let mut answers = HashMap::new();
+        if self.judge.deterministic() {
+            let memo = self.memo.0.lock().unwrap_or_else(|e| e.into_inner());
+            unique.retain(|(key, q)| match memo.get(&question_key(reads_prompts, q)) {
+                Some(answer) => {
+                    answers.insert(key.clone(), answer.clone());
+                    stats.reused_answers += 1;
+                    false
+                }
+                None => true,
+            });
+        }
+        let memo_keys: Vec<(String, String)> = unique
+            .iter()
+            .map(|(key, q)| (key.clone(), question_key(reads_prompts, q)))
+            .collect();
         let label = if sides.len() == 2 { "pair" } else { "side" };
         self.progress.event(ProgressEvent::Started {
             label: label.to_string(),
             total: unique.len(),
         });
-        let answers = self.ask_all(unique, &mut stats).await?;
+        let asked = self.ask_all(unique, &mut stats).await?;
+        if self.judge.deterministic() {
+            let mut memo = self.memo.0.lock().unwrap_or_else(|e| e.into_inner());
+            for (key, memo_key) in memo_keys {
+                if let Some(answer) = asked.get(&key) {
+                    memo.insert(memo_key, answer.clone());
+                }
+            }
+        }
+        answers.extend(asked);
 
         let mut scored = Vec::new();
         for (index, side) in sides.iter().enumerate() {

@@ -10,7 +10,6 @@
 pub mod extract;
 pub mod fetch;
 pub mod pins;
-mod pyjson;
 pub mod render;
 pub mod signals;
 

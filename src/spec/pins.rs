@@ -19,7 +19,6 @@ use serde_json::{Number, Value};
 use crate::error::{Error, Stage};
 use crate::score::model::ToolDimension;
 use crate::spec::extract::{sha256_hex, PromptKey};
-use crate::spec::pyjson;
 
 /// The pins compiled into the binary.
 pub const EMBEDDED_JSON: &str = include_str!("../../tdqs/version.json");
@@ -324,7 +323,7 @@ pub fn expand_url_template(template: &str, commit: &str) -> String {
 /// SHA-256 (lowercase hex) of `json.dumps(value, sort_keys=True, separators=(",", ":"),
 /// ensure_ascii=False)`.
 pub fn digest_value(value: &Value) -> String {
-    sha256_hex(&pyjson::compact_sorted(value))
+    sha256_hex(&crate::digest::canonical::to_canonical_string(value))
 }
 
 fn check(record: &PinsRecord, origin: &PinsOrigin) -> Result<Views, Error> {
@@ -551,7 +550,7 @@ fn tier_thresholds(map: &BTreeMap<String, Value>) -> Result<TierThresholds, Stri
 /// The exact value of a JSON number as the decimal text it reads as (`3.5` → 7/2), the way
 /// Python's `Fraction(repr(float))` reads it. Numbers in exponent form are refused.
 pub fn exact_decimal(number: &Number) -> Option<Ratio<i64>> {
-    parse_decimal(&pyjson::number_text(number))
+    parse_decimal(&crate::digest::canonical::python_number_text(number))
 }
 
 /// Parses `-?digits(.digits)?` into an exact fraction; `None` for anything else or on overflow.

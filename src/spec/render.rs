@@ -23,7 +23,6 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Stage};
 use crate::spec::extract::{PromptKey, Prompts};
-use crate::spec::pyjson;
 use crate::spec::signals::{AnnotationValues, ContextSignals, ShadowCandidate};
 
 /// Signals the specification stores but withholds from the tool prompt.
@@ -266,7 +265,7 @@ pub fn check_templates(prompts: &Prompts) -> Result<(), Error> {
 
 /// `json.dumps(value, indent=2, ensure_ascii=False)`: the form schemas take in prompts.
 pub fn pretty_json(value: &Value) -> String {
-    pyjson::pretty(value)
+    crate::digest::canonical::to_python_pretty_string(value)
 }
 
 /// A placeholder's expression.
@@ -463,7 +462,7 @@ fn field_text(tool: &Value, field: &str) -> Filled {
 fn json_field(tool: &Value, field: &str) -> Filled {
     match tool.get(field) {
         None | Some(Value::Null) => Filled::Missing,
-        Some(value) => Filled::Text(pyjson::pretty(value)),
+        Some(value) => Filled::Text(crate::digest::canonical::to_python_pretty_string(value)),
     }
 }
 
