@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The bundled example, offline: one MCP server (examples/issue-tracker) in a throwaway git
+# repository, with a careful revision committed and a careless rewrite of its tool descriptions
+# in the working tree. The gate exports both sides by starting the server, scores them with the
+# deterministic static judge (no model, no token, no network) and BLOCKs.
+#
+# Usage: bash examples/demo.sh [extra gate flags]     (exit code: the gate's, 1 = BLOCK)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "${here}/.." && pwd)"
+
+cargo build --quiet --manifest-path "${root}/Cargo.toml" --bin tdqs-gate
+gate="${CARGO_TARGET_DIR:-${root}/target}/debug/tdqs-gate"
+
+demo="$(mktemp -d "${TMPDIR:-/tmp}/tdqs-gate-demo.XXXXXX")"
+trap 'rm -rf "${demo}"' EXIT
+cd "${demo}"
+git init --quiet
+cp "${here}/issue-tracker/server.py" "${here}/issue-tracker/tdqs-gate.toml" .
+cp "${here}/issue-tracker/careful.json" tools.json
+git add .
+git -c user.name=demo -c user.email=demo@example.invalid commit --quiet -m "careful tool definitions"
+# The "pull request": the same tools, described carelessly.
+cp "${here}/issue-tracker/careless.json" tools.json
+
+set +e
+"${gate}" --base HEAD --judge static --report-dir "${demo}/report" "$@"
+code=$?
+set -e
+echo
+echo "----- ${demo}/report/tool-definition-score.md -----"
+cat "${demo}/report/tool-definition-score.md"
+echo "----- exit code ${code} (0 PASS, 1 BLOCK, 2 INVALID) -----"
+exit "${code}"
