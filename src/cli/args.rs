@@ -125,6 +125,9 @@ pub struct JudgeArgs {
     /// Seconds one judge call may take (default 180).
     #[arg(long, value_name = "SECS")]
     pub call_timeout: Option<u64>,
+    /// With `--judge anthropic`: score through the Message Batches API (half price, slower).
+    #[arg(long)]
+    pub batch: bool,
 }
 
 #[derive(Debug, Clone, Args, Default)]

@@ -60,6 +60,10 @@ fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
     if args.concurrency == 0 {
         return Err(Error::usage("--concurrency must be at least 1"));
     }
+    if args.batch && args.judge != JudgeKind::Anthropic {
+        return Err(Error::usage("--batch works only with --judge anthropic")
+            .with_advice("add --judge anthropic, or drop --batch"));
+    }
     Ok(JudgeOptions {
         mode: match args.judge {
             JudgeKind::ClaudeCode => JudgeMode::ClaudeCode,
@@ -76,6 +80,7 @@ fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
         base_url: args.base_url.clone(),
         claude: args.claude.clone(),
         call_timeout: args.call_timeout.map(Duration::from_secs),
+        batch: args.batch,
     })
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::error::{Error, Stage};
-use crate::judge::anthropic::{AnthropicJudge, AnthropicOptions};
+use crate::judge::anthropic::{AnthropicBatchJudge, AnthropicJudge, AnthropicOptions, BatchOptions};
 use crate::judge::claude_code::{ClaudeCodeConfig, ClaudeCodeJudge, OauthToken};
 use crate::judge::openai::{OpenAiJudge, OpenAiOptions};
 use crate::judge::static_judge::StaticJudge;
@@ -80,7 +80,12 @@ pub fn build(opts: &JudgeOptions, pins: &Pins) -> Result<Arc<dyn Judge>, Error> 
                 options.http.timeout = t;
             }
             let name = token_env.as_deref().unwrap_or("ANTHROPIC_API_KEY");
-            Ok(Arc::new(AnthropicJudge::from_env(options, name)?))
+            let judge = AnthropicJudge::from_env(options, name)?;
+            if opts.batch {
+                Ok(Arc::new(AnthropicBatchJudge::new(judge, BatchOptions::default())))
+            } else {
+                Ok(Arc::new(judge))
+            }
         }
         JudgeMode::Openai => {
             let Some(url) = &opts.base_url else {

@@ -50,6 +50,19 @@ pub struct JudgeOptions {
     pub base_url: Option<String>,
     pub claude: Option<PathBuf>,
     pub call_timeout: Option<Duration>,
+    /// Anthropic Message Batches instead of one request per question.
+    pub batch: bool,
+}
+
+impl JudgeOptions {
+    /// Questions asked at once. A batch must see every question of a pair together.
+    pub fn effective_concurrency(&self) -> usize {
+        if self.batch {
+            100_000
+        } else {
+            self.concurrency.max(1)
+        }
+    }
 }
 
 impl Default for JudgeOptions {
@@ -65,6 +78,7 @@ impl Default for JudgeOptions {
             base_url: None,
             claude: None,
             call_timeout: None,
+            batch: false,
         }
     }
 }
