@@ -96,6 +96,7 @@ async fn export_side(
 ) -> Result<SideExport, Error> {
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
+    let temporary_root = side.is_temporary().then(|| side.root.clone());
     let result = async {
         let spec = plan.for_side(&side.root)?;
         let listing = list_tools(&spec, probe)
@@ -122,7 +123,19 @@ async fn export_side(
     .await;
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
-    let export = result?;
+    let export = result.map_err(|mut e| {
+        // The temporary worktree is gone once we return: the reproduction must recreate it.
+        if let (Some(root), Some(commit), Some(cmd)) = (&temporary_root, &commit, &e.reproduce) {
+            let root = root.display().to_string();
+            if cmd.contains(&root) {
+                e.reproduce = Some(format!(
+                    "git worktree add --detach {root} {commit} && {} ; git worktree remove --force {root}",
+                    cmd
+                ));
+            }
+        }
+        e
+    })?;
     closed?;
     Ok(SideExport {
         export,
@@ -202,7 +215,12 @@ pub async fn export_one(
     }
     let repo = revision::open(repo)?;
     let side = side_of(&repo, source)?;
-    let (plan, probe) = match plan(&side.root, server, secrets) {
+    // As in the gate, the working tree's configuration says how any revision is started.
+    let config_root = repo
+        .workdir()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| side.root.clone());
+    let (plan, probe) = match plan(&config_root, server, secrets) {
         Ok(p) => p,
         Err(e) => {
             let _ = side.close();
