@@ -136,7 +136,7 @@ struct Dim {
 
 fn contradiction(f: &ToolFacts) -> Option<String> {
     let a = &f.annotations;
-    let first = f.sentences.first().map_or("", String::as_str);
+    let first = rules::first_own_sentence(f);
     let desc_destroys = f.cues.destructive.is_some() || text::destructive_verb_cue().is_match(first);
     if a.read_only == Some(true) && a.destructive == Some(true) {
         return Some("the annotations declare the tool both read-only and destructive".to_string());
@@ -159,8 +159,12 @@ fn contradiction(f: &ToolFacts) -> Option<String> {
 }
 
 fn model_directed_note(f: &ToolFacts) -> Option<String> {
-    let mut kinds: Vec<&str> = f.injections.iter().map(|h| h.kind.label()).collect();
-    kinds.dedup();
+    let mut kinds: Vec<&str> = Vec::new();
+    for hit in &f.injections {
+        if !kinds.contains(&hit.kind.label()) {
+            kinds.push(hit.kind.label());
+        }
+    }
     if !f.invisible.is_empty() {
         kinds.push("hides text in invisible or bidirectional characters");
     }

@@ -222,6 +222,9 @@ pub struct ToolFacts {
     pub mentioned_siblings: Vec<String>,
     /// Parameter names the description mentions.
     pub mentioned_params: Vec<String>,
+    /// The description's sentences that describe this tool (not those redirecting to a
+    /// sibling).
+    pub own_text: String,
     /// Bytes of the definition as compact JSON.
     pub definition_bytes: usize,
 }
@@ -275,7 +278,11 @@ impl ToolFacts {
 
     /// The first word of the description, when it is a verb.
     pub fn opening_verb(&self) -> Option<&'static str> {
-        self.clean_words.first().and_then(|w| text::verb_base(w))
+        // An adverb may come first ("Permanently delete …").
+        self.clean_words
+            .iter()
+            .take(2)
+            .find_map(|w| text::verb_base(w))
     }
 
     /// Name words that name the subject (not verbs, not stop or generic words).
@@ -462,13 +469,20 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
             (InjectionKind::Judge, text::judge_cue()),
             (InjectionKind::Markup, text::markup_cue()),
         ];
-        let hit = kinds.iter().find(|(_, re)| re.is_match(&sentence));
-        match hit {
-            Some((kind, _)) => injections.push(InjectionHit {
-                kind: *kind,
-                sentence: text::normalize_space(&sentence),
-            }),
-            None => kept.push(sentence),
+        let hits: Vec<InjectionKind> = kinds
+            .iter()
+            .filter(|(_, re)| re.is_match(&sentence))
+            .map(|(kind, _)| *kind)
+            .collect();
+        if hits.is_empty() {
+            kept.push(sentence);
+        } else {
+            for kind in hits {
+                injections.push(InjectionHit {
+                    kind,
+                    sentence: text::normalize_space(&sentence),
+                });
+            }
         }
     }
     let clean = text::normalize_space(&kept.join(" "));
@@ -539,18 +553,35 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
     if operation == Operation::Unknown {
         operation = desc_verb.map_or(Operation::Unknown, Operation::of_verb);
     }
-    if operation == Operation::Unknown {
+    if operation == Operation::Unknown && name_verb.is_none() {
         // Names like `issue_delete` put the verb last.
         if let Some(v) = name_tokens.iter().rev().find_map(|t| text::verb_base(t)) {
             operation = Operation::of_verb(v);
         }
     }
 
+    // Sentences that send the reader to another tool ("to erase it, use delete_issue
+    // instead") describe that tool, not this one.
+    let lower_siblings: Vec<String> = siblings
+        .iter()
+        .filter(|s| **s != name && s.len() > 2)
+        .map(|s| s.to_lowercase())
+        .collect();
+    let own_text = sentences
+        .iter()
+        .filter(|s| {
+            let l = s.to_lowercase();
+            !(text::contrast_cue().is_match(s)
+                && lower_siblings.iter().any(|sib| contains_identifier(&l, sib)))
+        })
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
     let cues = Cues {
         usage: first_match(text::usage_cue(), &clean),
         contrast: first_match(text::contrast_cue(), &clean),
         read_only: first_match(text::read_only_cue(), &clean),
-        destructive: first_match(text::destructive_cue(), &clean),
+        destructive: first_match(text::destructive_cue(), &own_text),
         idempotent: first_match(text::idempotent_cue(), &clean),
         limit: first_match(text::limit_cue(), &clean),
         pagination: first_match(text::pagination_cue(), &clean),
@@ -597,6 +628,7 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
         invisible,
         mentioned_siblings,
         mentioned_params,
+        own_text,
         definition_bytes: serde_json::to_string(tool).map_or(0, |s| s.len()),
     }
 }

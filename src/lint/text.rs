@@ -45,7 +45,7 @@ pub const VERBS: &[&str] = &[
     "retrieve", "retry", "return", "revert", "review", "revoke", "rollback", "rotate", "run",
     "save", "scan", "schedule", "scrape", "search", "select", "send", "set", "share", "show",
     "sign", "simulate", "snapshot", "sort", "split", "start", "stop", "store", "stream",
-    "submit", "subscribe", "summarize", "summarise", "suspend", "switch", "sync", "tag", "test",
+    "submit", "subscribe", "suggest", "recommend", "summarize", "summarise", "suspend", "switch", "sync", "tag", "test", "triage",
     "toggle", "trace", "track", "transcribe", "transfer", "transform", "translate", "trigger",
     "unarchive", "unassign", "unblock", "undo", "unlink", "unlock", "unmute", "unpin",
     "unsubscribe", "update", "upgrade", "upload", "upsert", "validate", "verify", "view",
@@ -311,7 +311,7 @@ macro_rules! cue {
 cue!(
     /// Explicit guidance on when to call the tool, or what must come first.
     usage_cue,
-    r"\b(use (this|it)( tool)? (when|to|for|if|before|after|only|instead)|use (when|for|to|before|after)\b|call (this|it)( tool)? (when|before|after|first|only)|call before|useful (for|when|to)|intended for|designed for|best for|ideal for|meant for|start here|requires? (an? |the )?\w|prerequisite|before (calling|using|you)|after (calling|using|creating)|only (when|if|for|after)|first call|call \w+ first|\w+ first to|when you (need|want|have|already)|if you (need|want|already))"
+    r"\b(use (this|it)( tool)? (when|to|for|if|before|after|only|instead)|use (when|for|to|before|after)\b|use [a-z0-9]+_[a-z0-9_]+ (to|for|when|if|instead)\b|call (this|it)( tool)? (when|before|after|first|only)|call before|useful (for|when|to)|intended for|designed for|best for|ideal for|meant for|start here|requires? (an? |the )?\w|prerequisite|before (calling|using|you)|after (calling|using|creating)|only (when|if|for|after)|first call|call \w+ first|\w+ first to|when you (need|want|have|already)|if you (need|want|already))"
 );
 cue!(
     /// Saying when not to call the tool or what to use instead.
@@ -336,7 +336,7 @@ cue!(
 cue!(
     /// Disclosure that repeating the call is harmless or not.
     idempotent_cue,
-    r"\b(idempoten\w*|repeated calls?|calling (it )?(again|twice)|safe to retry|same result)"
+    r"\b(idempoten\w*|repeat(ed|ing)? (calls?|the same)|calling (it )?(again|twice)|safe to retry|same result|changes nothing)"
 );
 cue!(
     /// Limits: rate limits, caps, sizes, timeouts.
@@ -356,7 +356,7 @@ cue!(
 cue!(
     /// Side effects beyond the obvious: versions, notifications, asynchrony, immediacy.
     side_effect_cue,
-    r"\b(creates? a new version|new version|sends? (an? )?(email|notification|message|invite|invitation)|notif(y|ies|ication)|triggers?|side[- ]effects?|overwrit\w*|replaces? (the|any|existing|all)|in place|asynchronous\w*|async\b|queued?|background|immediately|takes effect|becomes? (active|the default)|orphan\w*|cascad\w*|also (deletes|removes|updates))"
+    r"\b(creates? a new version|new version|sends? (an? )?(email|notification|message|invite|invitation)|notif(y|ies|ication)|triggers?|side[- ]effects?|overwrit\w*|replaces? (the|any|existing|all)|in place|asynchronous\w*|async\b|queued?|background|immediately|takes effect|becomes? (active|the default)|orphan\w*|cascad\w*|also (deletes|removes|updates)|re-?opens?|reversible|can be (restored|undone|reverted|reopened)|stays? (readable|available|visible))"
 );
 cue!(
     /// Error behaviour.
@@ -415,7 +415,7 @@ pub const READ_VERBS: &[&str] = &[
     "show", "view", "retrieve", "count", "check", "inspect", "browse", "download", "export",
     "preview", "validate", "verify", "estimate", "analyze", "analyse", "compare", "diff",
     "explain", "summarize", "summarise", "render", "trace", "monitor", "watch", "scan",
-    "calculate", "compute", "discover", "detect", "ping", "poll", "report",
+    "calculate", "compute", "discover", "detect", "ping", "poll", "report", "suggest", "recommend",
 ];
 /// Verbs that create.
 pub const CREATE_VERBS: &[&str] = &[
