@@ -112,7 +112,7 @@ fn nearest_sibling(f: &ToolFacts, siblings: &[String]) -> Option<String> {
 fn weak_usage() -> &'static regex::Regex {
     static CELL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     CELL.get_or_init(|| {
-        match regex::Regex::new(r"(?i)\b(useful|helps?\b|for (organizing|tracking|managing|auditing|debugging|monitoring|reviewing|analy\w+)|optional(ly)? filter\w*|with optional|typically|usually|commonly|in order to|allows? (you|agents?) to|lets? (you|agents?)|so (that )?you can|ideal|recommended)") {
+        match regex::Regex::new(r"(?i)\b(useful|helps?\b|allows? \w+ing|before \w+ing|for (organizing|tracking|managing|auditing|debugging|monitoring|reviewing|analy\w+)|optional(ly)? filter\w*|with optional|typically|usually|commonly|in order to|allows? (you|agents?) to|lets? (you|agents?)|so (that )?you can|ideal|recommended)") {
             Ok(re) => re,
             Err(err) => unreachable!("built-in pattern does not compile: {err}"),
         }
@@ -187,12 +187,15 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
         return Dim { score: 2, why: format!("The description has {n} word{} ({}), too few to name both an action and the resource it acts on.", if n == 1 { "" } else { "s" }, quote(&f.clean)) };
     }
     let verb = f.opening_verb().or_else(|| f.clean_words.iter().take(3).find_map(|w| text::verb_base(w)));
+    let subjects = f.subject_tokens();
     let missing = rules::unmentioned_subjects(f, None);
+    // Some of the name's subject words mentioned is enough to name the resource.
+    let names_resource = missing.is_empty() || missing.len() < subjects.len();
     let vague = matches!(verb, Some("process" | "handle" | "manage" | "perform" | "execute" | "run" | "do"))
-        && f.subject_tokens().is_empty();
+        && subjects.is_empty();
     let mut score: i32;
     let mut why = match verb {
-        Some(v) if !vague && missing.is_empty() => {
+        Some(v) if !vague && names_resource => {
             score = 4;
             format!("The description opens with the verb '{v}' and names the resource the name promises.")
         }
@@ -210,12 +213,17 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
         }
     };
     if score == 4 {
+        let specific = f.sentences.len() >= 2
+            && (f.cues.destructive.is_some() || f.cues.usage.is_some() || f.cues.returns.is_some());
         if let Some(s) = f.mentioned_siblings.first() {
             score = 5;
             why.push_str(&format!(" It also sets the tool apart from {}.", code(s)));
         } else if let Some(c) = &f.cues.contrast {
             score = 5;
             why.push_str(&format!(" It draws a distinction (\"{c}\") that separates it from its siblings."));
+        } else if specific {
+            score = 5;
+            why.push_str(" A second sentence pins down its scope (its effect, when it applies or what it returns), which leaves no doubt about the purpose.");
         } else if let Some(s) = sibling {
             why.push_str(&format!(" No sentence distinguishes it from {}.", code(s)));
         }
@@ -239,7 +247,10 @@ fn usage(f: &ToolFacts, sibling: Option<&str>) -> Dim {
         (None, Some(c), _) | (None, None, Some(c)) => (4, format!("It marks a boundary (\"{c}\") that tells the model when another tool fits better, though not when to call this one.")),
         (None, None, None) => match weak_usage().find(&f.clean) {
             Some(m) => (3, format!("Usage is only implied (\"{}\"); no sentence says when to call it or when to prefer {}.", m.as_str(), sibling.map_or("another tool".to_string(), code))),
-            None => (2, format!("No sentence says when to use {} or when to prefer {}.", code(&f.name), sibling.map_or("another tool".to_string(), code))),
+            None => match &f.cues.destructive {
+                Some(d) => (3, format!("The warning \"{d}\" implies the care its use needs, but no sentence says when to use {} or what to use instead.", code(&f.name))),
+                None => (2, format!("No sentence says when to use {} or when to prefer {}.", code(&f.name), sibling.map_or("another tool".to_string(), code))),
+            },
         },
     };
     if f.injections.iter().any(|h| h.kind == InjectionKind::CrossTool) {
@@ -312,18 +323,20 @@ fn parameters(f: &ToolFacts) -> Dim {
     let prose_explains = f.mentioned_params.len();
     let desc_adds = prose_explains > 0 && (f.cues.example.is_some() || f.clean.to_lowercase().contains("args:") || f.word_count() >= 25);
     let (score, why): (i32, String) = if coverage >= 80 {
+        // Full schema coverage is the baseline; the description earns more by adding meaning,
+        // and a rich schema counts on top of that.
         let mut s = 3;
         let mut extra = Vec::new();
-        if rich {
-            s += 1;
-            extra.push(format!("{constrained} of {n} parameters carry enums, formats, bounds, defaults or examples"));
-        }
         if desc_adds {
             s += 1;
             extra.push(format!("the description explains {}", f.mentioned_params.iter().map(|p| code(p)).collect::<Vec<_>>().join(", ")));
+            if rich {
+                s += 1;
+                extra.push(format!("{constrained} of {n} parameters carry enums, formats, bounds, defaults or examples"));
+            }
         }
         let why = if extra.is_empty() {
-            format!("The schema describes {described} of {n} parameters ({coverage}%), which sets the baseline; neither the description nor the schema adds formats, examples or allowed values.")
+            format!("The schema describes {described} of {n} parameters ({coverage}%), which sets the baseline; the description adds no formats, examples or relationships beyond it.")
         } else {
             format!("The schema describes {described} of {n} parameters ({coverage}%), and {}.", extra.join("; "))
         };
@@ -406,7 +419,7 @@ fn completeness(f: &ToolFacts) -> Dim {
     }
     let complex = n > 8 || f.params.iter().any(|p| p.nested);
     if complex && !returns {
-        score = score.min(3);
+        score = score.min(2);
         lack.push("guidance proportional to its many parameters");
     }
     if f.operation.is_write() && !f.annotations.present && !returns && f.cues.behaviour().is_empty() {

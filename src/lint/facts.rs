@@ -310,6 +310,18 @@ fn first_match(re: &regex::Regex, text: &str) -> Option<String> {
     re.find(text).map(|m| m.as_str().trim().to_string())
 }
 
+/// The first match that is not just the tool's own resource ("rate limits" in
+/// `list_rate_limits`, "API key" in `create_api_key` describe the subject, not behaviour).
+fn first_behaviour_match(re: &regex::Regex, text: &str, name_tokens: &[String]) -> Option<String> {
+    let name: Vec<String> = name_tokens.iter().map(|t| text::singular(t)).collect();
+    re.find_iter(text)
+        .find(|m| {
+            let words = words(m.as_str());
+            words.is_empty() || !words.iter().all(|w| name.contains(&text::singular(w)))
+        })
+        .map(|m| m.as_str().trim().to_string())
+}
+
 fn bool_field(map: &Map<String, Value>, key: &str) -> Option<bool> {
     map.get(key).and_then(Value::as_bool)
 }
@@ -583,12 +595,12 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
         read_only: first_match(text::read_only_cue(), &clean),
         destructive: first_match(text::destructive_cue(), &own_text),
         idempotent: first_match(text::idempotent_cue(), &clean),
-        limit: first_match(text::limit_cue(), &clean),
-        pagination: first_match(text::pagination_cue(), &clean),
-        auth: first_match(text::auth_cue(), &clean),
-        side_effect: first_match(text::side_effect_cue(), &clean),
+        limit: first_behaviour_match(text::limit_cue(), &clean, &name_tokens),
+        pagination: first_behaviour_match(text::pagination_cue(), &clean, &name_tokens),
+        auth: first_behaviour_match(text::auth_cue(), &clean, &name_tokens),
+        side_effect: first_behaviour_match(text::side_effect_cue(), &clean, &name_tokens),
         error: first_match(text::error_cue(), &clean),
-        cost: first_match(text::cost_cue(), &clean),
+        cost: first_behaviour_match(text::cost_cue(), &clean, &name_tokens),
         returns: first_match(text::return_cue(), &clean),
         example: first_match(text::example_cue(), &clean),
     };

@@ -592,11 +592,11 @@ fn pages_agreement() -> (usize, BTreeMap<&'static str, (usize, f64)>) {
 
 fn print_agreement(label: &str, a: &Agreement) {
     println!(
-        "{label}: {} tools, TDQS mean abs diff {:.2}, mean signed diff {:+.2}, Pearson r {:.2}",
+        "{label}: {} tools, TDQS mean abs diff {:.3}, mean signed diff {:+.3}, Pearson r {:.3}",
         a.tools, a.mad_tdqs, a.signed_tdqs, a.pearson
     );
     for (k, v) in &a.mad_dims {
-        println!("{label}:   {k:<24} mean abs diff {v:.2}");
+        println!("{label}:   {k:<24} mean abs diff {v:.3}");
     }
 }
 
@@ -608,7 +608,7 @@ fn static_judge_agrees_with_held_back_registry_scores_within_measured_bounds() {
     print_agreement("held-back (glama portkey-admin-mcp)", &held);
     let (pages, page_dims) = pages_agreement();
     for (k, (n, v)) in &page_dims {
-        println!("held-back (glama tool pages, {pages} tools): {k:<24} {n} scored, mean abs diff {v:.2}");
+        println!("held-back (glama tool pages, {pages} tools): {k:<24} {n} scored, mean abs diff {v:.3}");
     }
 
     assert_eq!(held.tools, 47);
@@ -623,21 +623,22 @@ fn static_judge_agrees_with_held_back_registry_scores_within_measured_bounds() {
     }
 }
 
-// Measured on the held-back split when static-rules-v1 was frozen (see docs/static-judge.md),
-// rounded outward by at most 0.05.
-const HELD_MAD_TDQS: f64 = 9.0;
-const HELD_PEARSON: f64 = -1.0;
+// Measured on the held-back split when static-rules-v1 was frozen (see docs/static-judge.md:
+// TDQS 0.209, r 0.667; dimensions 0.213 / 0.298 / 0.255 / 0.085 / 0.085 / 0.340; pages 0.600 /
+// 0.714 / 0.692 / 0.250), rounded outward by at most 0.05.
+const HELD_MAD_TDQS: f64 = 0.25;
+const HELD_PEARSON: f64 = 0.62;
 const HELD_MAD_DIMS: [(&str, f64); 6] = [
-    ("purpose_clarity", 9.0),
-    ("usage_guidelines", 9.0),
-    ("behavioral_transparency", 9.0),
-    ("parameter_semantics", 9.0),
-    ("conciseness_structure", 9.0),
-    ("contextual_completeness", 9.0),
+    ("purpose_clarity", 0.25),
+    ("usage_guidelines", 0.34),
+    ("behavioral_transparency", 0.30),
+    ("parameter_semantics", 0.13),
+    ("conciseness_structure", 0.13),
+    ("contextual_completeness", 0.38),
 ];
 const PAGES_MAD_DIMS: [(&str, f64); 4] = [
-    ("behavioral_transparency", 9.0),
-    ("conciseness_structure", 9.0),
-    ("contextual_completeness", 9.0),
-    ("parameter_semantics", 9.0),
+    ("behavioral_transparency", 0.65),
+    ("conciseness_structure", 0.75),
+    ("contextual_completeness", 0.74),
+    ("parameter_semantics", 0.30),
 ];
