@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use super::{CallFailure, Judge, JudgeInfo, Question, Reply, Subject, TokenUsage};
 use crate::lint::facts::{self, InjectionKind, Operation, ToolFacts};
 use crate::lint::{rules, text};
+use crate::score::model::ToolDimension;
 use crate::spec::signals::ShadowCandidate;
 
 /// The version of the judge's rules; reported as the judge's model. Any change that can move a
@@ -96,17 +97,29 @@ fn quote(s: &str) -> String {
 
 /// The sibling most likely to be confused with this tool: the one sharing most subject words.
 fn nearest_sibling(f: &ToolFacts, siblings: &[String]) -> Option<String> {
-    let own: BTreeSet<String> = f.subject_tokens().iter().map(|t| text::singular(t)).collect();
+    let own_subject: BTreeSet<String> = f
+        .subject_tokens()
+        .iter()
+        .map(|t| text::singular(t))
+        .collect();
+    let own_all: BTreeSet<String> = f.name_tokens.iter().map(|t| text::singular(t)).collect();
     siblings
         .iter()
         .filter(|s| **s != f.name)
         .map(|s| {
-            let theirs: BTreeSet<String> = text::name_tokens(s).iter().map(|t| text::singular(t)).collect();
-            (own.intersection(&theirs).count(), s)
+            let theirs: BTreeSet<String> = text::name_tokens(s)
+                .iter()
+                .map(|t| text::singular(t))
+                .collect();
+            // Shared subject words count double: `get_issues` is nearer to `get_issue` than
+            // `close_issue` is.
+            let score = 2 * own_subject.intersection(&theirs).count()
+                + own_all.intersection(&theirs).count();
+            (own_subject.intersection(&theirs).count(), score, s)
         })
-        .filter(|(n, _)| *n > 0)
-        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-        .map(|(_, s)| s.clone())
+        .filter(|(subject, _, _)| *subject > 0)
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.2.cmp(a.2)))
+        .map(|(_, _, s)| s.clone())
 }
 
 fn weak_usage() -> &'static regex::Regex {
@@ -137,14 +150,19 @@ struct Dim {
 fn contradiction(f: &ToolFacts) -> Option<String> {
     let a = &f.annotations;
     let first = rules::first_own_sentence(f);
-    let desc_destroys = f.cues.destructive.is_some() || text::destructive_verb_cue().is_match(first);
+    let desc_destroys =
+        f.cues.destructive.is_some() || text::destructive_verb_cue().is_match(first);
     if a.read_only == Some(true) && a.destructive == Some(true) {
         return Some("the annotations declare the tool both read-only and destructive".to_string());
     }
     if a.read_only == Some(true) && (f.operation.is_write() || desc_destroys) {
         return Some(format!(
             "readOnlyHint is true, but {} a {} operation",
-            if desc_destroys { "the description describes" } else { "the name announces" },
+            if desc_destroys {
+                "the description describes"
+            } else {
+                "the name announces"
+            },
             f.operation.label()
         ));
     }
@@ -177,22 +195,42 @@ fn model_directed_note(f: &ToolFacts) -> Option<String> {
 
 fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
     if f.is_placeholder() {
-        return Dim { score: 1, why: format!("The description {} is placeholder text, so it states no purpose.", quote(&f.description)) };
+        return Dim {
+            score: 1,
+            why: format!(
+                "The description {} is placeholder text, so it states no purpose.",
+                quote(&f.description)
+            ),
+        };
     }
     if f.is_tautology() {
-        return Dim { score: 2, why: format!("The description {} only restates the name {}; it adds no verb, resource or scope.", quote(&f.description), code(&f.name)) };
+        return Dim {
+            score: 2,
+            why: format!(
+                "The description {} only restates the name {}; it adds no verb, resource or scope.",
+                quote(&f.description),
+                code(&f.name)
+            ),
+        };
     }
     let n = f.word_count();
     if n < 4 {
         return Dim { score: 2, why: format!("The description has {n} word{} ({}), too few to name both an action and the resource it acts on.", if n == 1 { "" } else { "s" }, quote(&f.clean)) };
     }
-    let verb = f.opening_verb().or_else(|| f.clean_words.iter().take(3).find_map(|w| text::verb_base(w)));
+    let verb = f.opening_verb().or_else(|| {
+        f.clean_words
+            .iter()
+            .take(3)
+            .find_map(|w| text::verb_base(w))
+    });
     let subjects = f.subject_tokens();
     let missing = rules::unmentioned_subjects(f, None);
     // Some of the name's subject words mentioned is enough to name the resource.
     let names_resource = missing.is_empty() || missing.len() < subjects.len();
-    let vague = matches!(verb, Some("process" | "handle" | "manage" | "perform" | "execute" | "run" | "do"))
-        && subjects.is_empty();
+    let vague = matches!(
+        verb,
+        Some("process" | "handle" | "manage" | "perform" | "execute" | "run" | "do")
+    ) && subjects.is_empty();
     let mut score: i32;
     let mut why = match verb {
         Some(v) if !vague && names_resource => {
@@ -209,7 +247,8 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
         }
         None => {
             score = 3;
-            "The description does not open with an action verb, so the purpose has to be inferred.".to_string()
+            "The description does not open with an action verb, so the purpose has to be inferred."
+                .to_string()
         }
     };
     if score == 4 {
@@ -220,7 +259,9 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
             why.push_str(&format!(" It also sets the tool apart from {}.", code(s)));
         } else if let Some(c) = &f.cues.contrast {
             score = 5;
-            why.push_str(&format!(" It draws a distinction (\"{c}\") that separates it from its siblings."));
+            why.push_str(&format!(
+                " It draws a distinction (\"{c}\") that separates it from its siblings."
+            ));
         } else if specific {
             score = 5;
             why.push_str(" A second sentence pins down its scope (its effect, when it applies or what it returns), which leaves no doubt about the purpose.");
@@ -230,9 +271,14 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
     }
     if let Some(note) = model_directed_note(f) {
         score -= 1;
-        why.push_str(&format!(" Text aimed at the model ({note}) blurs the purpose and lowers the score."));
+        why.push_str(&format!(
+            " Text aimed at the model ({note}) blurs the purpose and lowers the score."
+        ));
     }
-    Dim { score: clamp(score), why }
+    Dim {
+        score: clamp(score),
+        why,
+    }
 }
 
 fn usage(f: &ToolFacts, sibling: Option<&str>) -> Dim {
@@ -253,40 +299,89 @@ fn usage(f: &ToolFacts, sibling: Option<&str>) -> Dim {
             },
         },
     };
-    if f.injections.iter().any(|h| h.kind == InjectionKind::CrossTool) {
+    if f.injections
+        .iter()
+        .any(|h| h.kind == InjectionKind::CrossTool)
+    {
         score = score.min(2);
-        why.push_str(" An unconditional directive to call a tool is not usage guidance and caps the score.");
+        why.push_str(
+            " An unconditional directive to call a tool is not usage guidance and caps the score.",
+        );
     }
-    Dim { score: clamp(score), why }
+    Dim {
+        score: clamp(score),
+        why,
+    }
 }
 
 fn behaviour(f: &ToolFacts, contra: Option<&str>) -> Dim {
     if let Some(c) = contra {
-        return Dim { score: 1, why: format!("The description contradicts the annotations: {c}.") };
+        return Dim {
+            score: 1,
+            why: format!("The description contradicts the annotations: {c}."),
+        };
     }
     if f.is_placeholder() || f.is_tautology() {
-        return Dim { score: 1, why: "The description discloses nothing about behaviour, and a restated name cannot.".to_string() };
+        return Dim {
+            score: 1,
+            why: "The description discloses nothing about behaviour, and a restated name cannot."
+                .to_string(),
+        };
     }
     let traits = f.cues.behaviour();
-    let listed = traits.iter().map(|(k, p)| format!("{k} (\"{p}\")")).collect::<Vec<_>>().join(", ");
+    let listed = traits
+        .iter()
+        .map(|(k, p)| format!("{k} (\"{p}\")"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let strong = f.cues.destructive.is_some() || f.cues.read_only.is_some();
     let annotated = f.annotations.any_hint();
     let returns = f.cues.returns.is_some();
     let mut score: i32 = match (annotated, traits.len()) {
-        (true, 0) => if returns { 3 } else { 2 },
-        (true, 1) => if returns || strong { 4 } else { 3 },
+        (true, 0) => {
+            if returns {
+                3
+            } else {
+                2
+            }
+        }
+        (true, 1) => {
+            if returns || strong {
+                4
+            } else {
+                3
+            }
+        }
         (true, 2) => 4,
         (true, _) => 5,
-        (false, 0) => if returns && f.operation == Operation::Read { 3 } else { 2 },
-        (false, 1) => if strong { 4 } else { 3 },
+        (false, 0) => {
+            if returns && f.operation == Operation::Read {
+                3
+            } else {
+                2
+            }
+        }
+        (false, 1) => {
+            if strong {
+                4
+            } else {
+                3
+            }
+        }
         (false, 2) => 4,
         (false, _) => 5,
     };
     let base = if annotated {
         let mut hints = Vec::new();
-        if let Some(v) = f.annotations.read_only { hints.push(format!("readOnlyHint={v}")); }
-        if let Some(v) = f.annotations.destructive { hints.push(format!("destructiveHint={v}")); }
-        if let Some(v) = f.annotations.idempotent { hints.push(format!("idempotentHint={v}")); }
+        if let Some(v) = f.annotations.read_only {
+            hints.push(format!("readOnlyHint={v}"));
+        }
+        if let Some(v) = f.annotations.destructive {
+            hints.push(format!("destructiveHint={v}"));
+        }
+        if let Some(v) = f.annotations.idempotent {
+            hints.push(format!("idempotentHint={v}"));
+        }
         format!("The annotations declare {}", hints.join(", "))
     } else {
         "With no annotations the description carries the whole burden".to_string()
@@ -298,13 +393,23 @@ fn behaviour(f: &ToolFacts, contra: Option<&str>) -> Dim {
     };
     if f.operation.is_write() && !annotated && traits.is_empty() {
         score = score.min(2);
-        why.push_str(" For a tool that changes state this leaves reversibility and side effects unknown.");
+        why.push_str(
+            " For a tool that changes state this leaves reversibility and side effects unknown.",
+        );
     }
-    if f.injections.iter().any(|h| h.kind == InjectionKind::Conceal) {
+    if f.injections
+        .iter()
+        .any(|h| h.kind == InjectionKind::Conceal)
+    {
         score = score.min(2);
-        why.push_str(" It asks the model to hide something from the user, the opposite of transparency.");
+        why.push_str(
+            " It asks the model to hide something from the user, the opposite of transparency.",
+        );
     }
-    Dim { score: clamp(score), why }
+    Dim {
+        score: clamp(score),
+        why,
+    }
 }
 
 fn parameters(f: &ToolFacts) -> Dim {
@@ -313,15 +418,34 @@ fn parameters(f: &ToolFacts) -> Dim {
         return Dim { score: 1, why: "The input schema is missing or is not an object schema, so no parameter is defined.".to_string() };
     }
     if n == 0 {
-        return Dim { score: 4, why: "The tool takes no parameters, so there is nothing to explain.".to_string() };
+        return Dim {
+            score: 4,
+            why: "The tool takes no parameters, so there is nothing to explain.".to_string(),
+        };
     }
-    let described = f.params.iter().filter(|p| !p.description.is_empty()).count();
+    let described = f
+        .params
+        .iter()
+        .filter(|p| !p.description.is_empty())
+        .count();
     let coverage = described * 100 / n;
-    let constrained = f.params.iter().filter(|p| p.is_constrained() || p.enum_values.len() > 1).count();
+    let constrained = f
+        .params
+        .iter()
+        .filter(|p| p.is_constrained() || p.enum_values.len() > 1)
+        .count();
     let rich = constrained * 2 >= n;
-    let undocumented: Vec<&str> = f.params.iter().filter(|p| p.description.is_empty()).map(|p| p.name.as_str()).collect();
+    let undocumented: Vec<&str> = f
+        .params
+        .iter()
+        .filter(|p| p.description.is_empty())
+        .map(|p| p.name.as_str())
+        .collect();
     let prose_explains = f.mentioned_params.len();
-    let desc_adds = prose_explains > 0 && (f.cues.example.is_some() || f.clean.to_lowercase().contains("args:") || f.word_count() >= 25);
+    let desc_adds = prose_explains > 0
+        && (f.cues.example.is_some()
+            || f.clean.to_lowercase().contains("args:")
+            || f.word_count() >= 25);
     let (score, why): (i32, String) = if coverage >= 80 {
         // Full schema coverage is the baseline; the description earns more by adding meaning,
         // and a rich schema counts on top of that.
@@ -329,7 +453,14 @@ fn parameters(f: &ToolFacts) -> Dim {
         let mut extra = Vec::new();
         if desc_adds {
             s += 1;
-            extra.push(format!("the description explains {}", f.mentioned_params.iter().map(|p| code(p)).collect::<Vec<_>>().join(", ")));
+            extra.push(format!(
+                "the description explains {}",
+                f.mentioned_params
+                    .iter()
+                    .map(|p| code(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
             if rich {
                 s += 1;
                 extra.push(format!("{constrained} of {n} parameters carry enums, formats, bounds, defaults or examples"));
@@ -338,14 +469,20 @@ fn parameters(f: &ToolFacts) -> Dim {
         let why = if extra.is_empty() {
             format!("The schema describes {described} of {n} parameters ({coverage}%), which sets the baseline; the description adds no formats, examples or relationships beyond it.")
         } else {
-            format!("The schema describes {described} of {n} parameters ({coverage}%), and {}.", extra.join("; "))
+            format!(
+                "The schema describes {described} of {n} parameters ({coverage}%), and {}.",
+                extra.join("; ")
+            )
         };
         (s, why)
     } else if coverage >= 50 {
         let s = if desc_adds || rich { 3 } else { 2 };
         (s, format!("Only {described} of {n} parameters are described ({coverage}%); {} lack{} a description{}.", undocumented.iter().map(|p| code(p)).collect::<Vec<_>>().join(", "), if undocumented.len() == 1 { "s" } else { "" }, if s == 3 { ", partly made up by the description" } else { " and the description does not compensate" }))
     } else {
-        let covered_in_prose = undocumented.iter().filter(|p| f.mentioned_params.iter().any(|m| m == *p)).count();
+        let covered_in_prose = undocumented
+            .iter()
+            .filter(|p| f.mentioned_params.iter().any(|m| m == *p))
+            .count();
         let s = if covered_in_prose * 2 >= undocumented.len().max(1) && covered_in_prose > 0 {
             3
         } else if covered_in_prose > 0 || n <= 2 {
@@ -355,52 +492,94 @@ fn parameters(f: &ToolFacts) -> Dim {
         };
         (s, format!("Schema coverage is {coverage}% ({described} of {n}); the description explains {} of the {} undocumented parameter{}.", covered_in_prose, undocumented.len(), if undocumented.len() == 1 { "" } else { "s" }))
     };
-    Dim { score: clamp(score), why }
+    Dim {
+        score: clamp(score),
+        why,
+    }
 }
 
 fn conciseness(f: &ToolFacts) -> Dim {
     if f.is_placeholder() || f.is_tautology() {
-        return Dim { score: 2, why: format!("At {} word{} the description is under-specified rather than concise.", f.word_count(), if f.word_count() == 1 { "" } else { "s" }) };
+        return Dim {
+            score: 2,
+            why: format!(
+                "At {} word{} the description is under-specified rather than concise.",
+                f.word_count(),
+                if f.word_count() == 1 { "" } else { "s" }
+            ),
+        };
     }
     let n = f.word_count();
     let sentences = f.sentences.len();
     let (mut score, mut why): (i32, String) = if n < 4 {
-        (2, format!("{n} words are too few to carry the purpose; brevity here is under-specification."))
+        (
+            2,
+            format!(
+                "{n} words are too few to carry the purpose; brevity here is under-specification."
+            ),
+        )
     } else if n <= 80 {
-        (5, format!("{} sentence{} ({n} words), front-loaded with the purpose; no sentence is filler.", sentences, if sentences == 1 { "" } else { "s" }))
+        (
+            5,
+            format!(
+                "{} sentence{} ({n} words), front-loaded with the purpose; no sentence is filler.",
+                sentences,
+                if sentences == 1 { "" } else { "s" }
+            ),
+        )
     } else if n <= 150 {
         (4, format!("{n} words in {sentences} sentences: informative, but some detail could move out of the description."))
     } else if n <= 300 {
         (3, format!("{n} words: the key point is diluted by length."))
     } else {
-        (2, format!("{n} words: far longer than a model needs to choose and call the tool."))
+        (
+            2,
+            format!("{n} words: far longer than a model needs to choose and call the tool."),
+        )
     };
     if let Some(m) = marketing().find(&f.clean) {
         score -= 1;
-        why.push_str(&format!(" Promotional wording (\"{}\") earns no place.", m.as_str()));
+        why.push_str(&format!(
+            " Promotional wording (\"{}\") earns no place.",
+            m.as_str()
+        ));
     }
     if let Some(note) = model_directed_note(f) {
         score -= 2;
-        why.push_str(&format!(" Part of the text is aimed at the model rather than describing the tool ({note})."));
+        why.push_str(&format!(
+            " Part of the text is aimed at the model rather than describing the tool ({note})."
+        ));
     }
-    Dim { score: clamp(score), why }
+    Dim {
+        score: clamp(score),
+        why,
+    }
 }
 
 fn completeness(f: &ToolFacts) -> Dim {
     if f.is_placeholder() || f.is_tautology() {
-        return Dim { score: 1, why: "A restated name or placeholder leaves the agent without any context to succeed.".to_string() };
+        return Dim {
+            score: 1,
+            why: "A restated name or placeholder leaves the agent without any context to succeed."
+                .to_string(),
+        };
     }
     let n = f.params.len();
     let return_documented = f.output.documented();
     let returns = return_documented || f.cues.returns.is_some();
-    let guided = f.cues.usage.is_some() || !f.mentioned_siblings.is_empty() || f.cues.contrast.is_some();
+    let guided =
+        f.cues.usage.is_some() || !f.mentioned_siblings.is_empty() || f.cues.contrast.is_some();
     let behaviour = !f.cues.behaviour().is_empty() || f.annotations.any_hint();
     let mut score: i32 = 2;
     let mut have = Vec::new();
     let mut lack = Vec::new();
     if returns {
         score += 1;
-        have.push(if return_documented { "a documented output schema" } else { "what it returns" });
+        have.push(if return_documented {
+            "a documented output schema"
+        } else {
+            "what it returns"
+        });
     } else {
         lack.push("what it returns");
     }
@@ -410,7 +589,11 @@ fn completeness(f: &ToolFacts) -> Dim {
     }
     if guided || behaviour {
         score += 1;
-        have.push(if guided { "usage context" } else { "behavioural context" });
+        have.push(if guided {
+            "usage context"
+        } else {
+            "behavioural context"
+        });
     } else {
         lack.push("usage or behavioural context");
     }
@@ -422,7 +605,8 @@ fn completeness(f: &ToolFacts) -> Dim {
         score = score.min(2);
         lack.push("guidance proportional to its many parameters");
     }
-    if f.operation.is_write() && !f.annotations.present && !returns && f.cues.behaviour().is_empty() {
+    if f.operation.is_write() && !f.annotations.present && !returns && f.cues.behaviour().is_empty()
+    {
         score = score.min(2);
         lack.push("the outcome of the change");
     }
@@ -430,11 +614,26 @@ fn completeness(f: &ToolFacts) -> Dim {
         "For a {} tool with {n} parameter{}{}, the definition gives {}{}.",
         f.operation.label(),
         if n == 1 { "" } else { "s" },
-        if f.output.present { " and an output schema" } else { " and no output schema" },
-        if have.is_empty() { "little beyond the purpose".to_string() } else { have.join(", ") },
-        if lack.is_empty() { String::new() } else { format!(", but not {}", lack.join(" or ")) }
+        if f.output.present {
+            " and an output schema"
+        } else {
+            " and no output schema"
+        },
+        if have.is_empty() {
+            "little beyond the purpose".to_string()
+        } else {
+            have.join(", ")
+        },
+        if lack.is_empty() {
+            String::new()
+        } else {
+            format!(", but not {}", lack.join(" or "))
+        }
     );
-    Dim { score: clamp(score), why }
+    Dim {
+        score: clamp(score),
+        why,
+    }
 }
 
 const WEIGHTS: [(&str, u32); 6] = [
@@ -473,12 +672,27 @@ pub fn tool_answer(tool: &Value, siblings: &[String]) -> Value {
     ];
     let mut scores = serde_json::Map::new();
     for ((key, _), dim) in WEIGHTS.iter().zip(&dims) {
-        scores.insert(key.to_string(), json!({"score": dim.score, "justification": dim.why}));
+        scores.insert(
+            key.to_string(),
+            json!({"score": dim.score, "justification": dim.why}),
+        );
     }
-    let weighted: u32 = WEIGHTS.iter().zip(&dims).map(|((_, w), d)| w * u32::from(d.score)).sum();
-    let mut weakest: Vec<(u8, &str)> = WEIGHTS.iter().zip(&dims).map(|((k, _), d)| (d.score, *k)).collect();
+    let weighted: u32 = WEIGHTS
+        .iter()
+        .zip(&dims)
+        .map(|((_, w), d)| w * u32::from(d.score))
+        .sum();
+    let mut weakest: Vec<(u8, &str)> = WEIGHTS
+        .iter()
+        .zip(&dims)
+        .map(|((k, _), d)| (d.score, *k))
+        .collect();
     weakest.sort();
-    let low: Vec<String> = weakest.iter().filter(|(s, _)| *s < 3).map(|(_, k)| k.replace('_', " ")).collect();
+    let low: Vec<&str> = weakest
+        .iter()
+        .filter(|(s, _)| *s < 3)
+        .filter_map(|(_, k)| ToolDimension::from_key(k).map(ToolDimension::label))
+        .collect();
     // TDQS in tenths, rounded half up once (the specification's round1).
     let tenths = (weighted * 20 + 100) / 200;
     let mut summary = format!(
@@ -513,11 +727,18 @@ fn tool_count_score(n: usize) -> (u8, String) {
         _ => 1,
     };
     let why = match s {
-        5 => format!("{n} tools is a well-scoped surface: each can be told apart without overload."),
-        4 if n == 2 => "Two tools is a thin surface; the domain is likely only partly covered.".to_string(),
+        5 => {
+            format!("{n} tools is a well-scoped surface: each can be told apart without overload.")
+        }
+        4 if n == 2 => {
+            "Two tools is a thin surface; the domain is likely only partly covered.".to_string()
+        }
         4 => format!("{n} tools is slightly above the ideal range of 3 to 15, still manageable."),
         3 => format!("{n} tools is a heavy surface; selection among so many gets harder."),
-        2 if n <= 1 => format!("{n} tool{} is too few for most servers' purpose.", if n == 1 { "" } else { "s" }),
+        2 if n <= 1 => format!(
+            "{n} tool{} is too few for most servers' purpose.",
+            if n == 1 { "" } else { "s" }
+        ),
         2 => format!("{n} tools is well beyond the ideal range; agents will confuse some of them."),
         _ => format!("{n} tools overwhelms selection; the server should be split."),
     };
@@ -525,8 +746,20 @@ fn tool_count_score(n: usize) -> (u8, String) {
 }
 
 /// The set-level (coherence) answer as a JSON value.
-pub fn coherence_answer(server_name: &str, tools: &[Value], candidates: &[ShadowCandidate]) -> Value {
-    let names: Vec<String> = tools.iter().map(|t| t.get("name").and_then(Value::as_str).unwrap_or_default().to_string()).collect();
+pub fn coherence_answer(
+    server_name: &str,
+    tools: &[Value],
+    candidates: &[ShadowCandidate],
+) -> Value {
+    let names: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            t.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
     let all: Vec<ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
     let n = all.len();
     let words: Vec<BTreeSet<String>> = all.iter().map(|f| text::content_words(&f.clean)).collect();
@@ -541,7 +774,8 @@ pub fn coherence_answer(server_name: &str, tools: &[Value], candidates: &[Shadow
                 continue;
             }
             let sim = text::jaccard(&words[i], &words[j]);
-            let guided = all[i].mentioned_siblings.contains(&all[j].name) || all[j].mentioned_siblings.contains(&all[i].name);
+            let guided = all[i].mentioned_siblings.contains(&all[j].name)
+                || all[j].mentioned_siblings.contains(&all[i].name);
             let pair = format!("{} / {}", code(&all[i].name), code(&all[j].name));
             if text::bare(&all[i].clean) == text::bare(&all[j].clean) {
                 identical.push(pair);
@@ -552,7 +786,10 @@ pub fn coherence_answer(server_name: &str, tools: &[Value], candidates: &[Shadow
             }
         }
     }
-    let undescribed = all.iter().filter(|f| !f.has_description() || f.is_tautology() || f.is_placeholder()).count();
+    let undescribed = all
+        .iter()
+        .filter(|f| !f.has_description() || f.is_tautology() || f.is_placeholder())
+        .count();
     let mut dis: i32 = if !identical.is_empty() {
         1
     } else if near.len() > 1 {
@@ -571,12 +808,24 @@ pub fn coherence_answer(server_name: &str, tools: &[Value], candidates: &[Shadow
     }
     let mut dis_why = match (identical.first(), near.first(), overlap.first()) {
         (Some(p), _, _) => format!("{p} share one description, so they cannot be told apart."),
-        (None, Some(p), _) => format!("{} pair{} of descriptions are near-identical, e.g. {p}.", near.len(), if near.len() == 1 { "" } else { "s" }),
-        (None, None, Some(p)) => format!("{} pair{} overlap without saying which to prefer, e.g. {p}.", overlap.len(), if overlap.len() == 1 { "" } else { "s" }),
+        (None, Some(p), _) => format!(
+            "{} pair{} of descriptions are near-identical, e.g. {p}.",
+            near.len(),
+            if near.len() == 1 { "" } else { "s" }
+        ),
+        (None, None, Some(p)) => format!(
+            "{} pair{} overlap without saying which to prefer, e.g. {p}.",
+            overlap.len(),
+            if overlap.len() == 1 { "" } else { "s" }
+        ),
         _ => "No two descriptions overlap enough to be confused.".to_string(),
     };
     if undescribed > 0 {
-        dis_why.push_str(&format!(" {undescribed} tool{} ha{} no real description.", if undescribed == 1 { "" } else { "s" }, if undescribed == 1 { "s" } else { "ve" }));
+        dis_why.push_str(&format!(
+            " {undescribed} tool{} ha{} no real description.",
+            if undescribed == 1 { "" } else { "s" },
+            if undescribed == 1 { "s" } else { "ve" }
+        ));
     }
 
     // Naming consistency.
@@ -589,14 +838,28 @@ pub fn coherence_answer(server_name: &str, tools: &[Value], candidates: &[Shadow
             if text::verb_base(&f.name_tokens[0]).is_some() {
                 verb_first += 1;
             }
-            let conv = if f.name.contains('_') { "snake_case" } else if f.name.contains('-') { "kebab-case" } else if f.name.contains('.') { "dot.case" } else { "camelCase" };
+            let conv = if f.name.contains('_') {
+                "snake_case"
+            } else if f.name.contains('-') {
+                "kebab-case"
+            } else if f.name.contains('.') {
+                "dot.case"
+            } else {
+                "camelCase"
+            };
             *conventions.entry(conv).or_default() += 1;
         }
     }
-    let generic = all.iter().filter(|f| !f.name_tokens.is_empty() && f.name_tokens.iter().all(|t| text::is_generic_name_word(t))).count();
+    let generic = all
+        .iter()
+        .filter(|f| {
+            !f.name_tokens.is_empty() && f.name_tokens.iter().all(|t| text::is_generic_name_word(t))
+        })
+        .count();
     let majority = conventions.values().copied().max().unwrap_or(0);
     let minority = multi - majority;
-    let pattern_share_ok = multi == 0 || verb_first * 10 >= multi * 8 || verb_first * 10 <= multi * 2;
+    let pattern_share_ok =
+        multi == 0 || verb_first * 10 >= multi * 8 || verb_first * 10 <= multi * 2;
     let mut naming: i32 = if conventions.len() <= 1 && pattern_share_ok {
         5
     } else if conventions.len() <= 1 {
@@ -612,13 +875,30 @@ pub fn coherence_answer(server_name: &str, tools: &[Value], candidates: &[Shadow
     let naming_why = format!(
         "{}; {} of {} multi-word names start with a verb{}.",
         if conventions.len() <= 1 {
-            format!("All names follow one convention ({})", conventions.keys().next().copied().unwrap_or("single words"))
+            format!(
+                "All names follow one convention ({})",
+                conventions.keys().next().copied().unwrap_or("single words")
+            )
         } else {
-            format!("Names mix conventions ({})", conventions.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "))
+            format!(
+                "Names mix conventions ({})",
+                conventions
+                    .iter()
+                    .map(|(k, v)| format!("{v} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         },
         verb_first,
         multi,
-        if generic > 0 { format!("; {generic} name{} only generic words", if generic == 1 { " uses" } else { "s use" }) } else { String::new() }
+        if generic > 0 {
+            format!(
+                "; {generic} name{} only generic words",
+                if generic == 1 { " uses" } else { "s use" }
+            )
+        } else {
+            String::new()
+        }
     );
 
     let (count_score, count_why) = tool_count_score(n);
@@ -638,16 +918,29 @@ pub fn coherence_answer(server_name: &str, tools: &[Value], candidates: &[Shadow
             resources.entry(s).or_default().insert(op);
         }
     }
-    let managed: Vec<(&String, &BTreeSet<&str>)> = resources.iter().filter(|(_, ops)| ops.contains("create")).collect();
+    let managed: Vec<(&String, &BTreeSet<&str>)> = resources
+        .iter()
+        .filter(|(_, ops)| ops.contains("create"))
+        .collect();
     let gaps: Vec<String> = managed
         .iter()
         .filter_map(|(r, ops)| {
-            let missing: Vec<&str> = ["read", "update", "delete"].into_iter().filter(|op| !ops.contains(op)).collect();
-            if missing.len() >= 2 { Some(format!("'{r}' lacks {}", missing.join(" and "))) } else { None }
+            let missing: Vec<&str> = ["read", "update", "delete"]
+                .into_iter()
+                .filter(|op| !ops.contains(op))
+                .collect();
+            if missing.len() >= 2 {
+                Some(format!("'{r}' lacks {}", missing.join(" and ")))
+            } else {
+                None
+            }
         })
         .collect();
     let (complete, complete_why): (i32, String) = if n <= 1 {
-        (2, "A single tool covers at most one step of any workflow.".to_string())
+        (
+            2,
+            "A single tool covers at most one step of any workflow.".to_string(),
+        )
     } else if managed.is_empty() {
         (4, "The tools read and act without creating resources, so no lifecycle gap can be seen; coverage looks adequate for the names given.".to_string())
     } else if gaps.is_empty() {
@@ -655,24 +948,46 @@ pub fn coherence_answer(server_name: &str, tools: &[Value], candidates: &[Shadow
     } else if gaps.len() * 2 <= managed.len() {
         (4, format!("Minor lifecycle gaps: {}.", gaps.join("; ")))
     } else {
-        (3, format!("Several lifecycles are incomplete: {}.", gaps.join("; ")))
+        (
+            3,
+            format!("Several lifecycles are incomplete: {}.", gaps.join("; ")),
+        )
     };
 
     // Shadowing risks: confirm only supplied candidates whose purposes overlap.
-    let index: BTreeMap<&str, usize> = all.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
+    let index: BTreeMap<&str, usize> = all
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.as_str(), i))
+        .collect();
     let mut risks = Vec::new();
     let mut flagged = BTreeSet::new();
     for c in candidates {
-        let (Some(&i), Some(&j)) = (index.get(c.tool.as_str()), index.get(c.cheaper_sibling.as_str())) else {
+        let (Some(&i), Some(&j)) = (
+            index.get(c.tool.as_str()),
+            index.get(c.cheaper_sibling.as_str()),
+        ) else {
             continue;
         };
         let sim = text::jaccard(&words[i], &words[j]);
         let shared_subject = {
-            let a: BTreeSet<String> = all[i].subject_tokens().iter().map(|t| text::singular(t)).collect();
-            let b: BTreeSet<String> = all[j].subject_tokens().iter().map(|t| text::singular(t)).collect();
+            let a: BTreeSet<String> = all[i]
+                .subject_tokens()
+                .iter()
+                .map(|t| text::singular(t))
+                .collect();
+            let b: BTreeSet<String> = all[j]
+                .subject_tokens()
+                .iter()
+                .map(|t| text::singular(t))
+                .collect();
             a.intersection(&b).count() > 0
         };
-        if sim >= 0.35 && shared_subject && all[i].operation == all[j].operation && flagged.insert(c.tool.clone()) {
+        if sim >= 0.35
+            && shared_subject
+            && all[i].operation == all[j].operation
+            && flagged.insert(c.tool.clone())
+        {
             risks.push(json!({
                 "tool": c.tool,
                 "cheaper_sibling": c.cheaper_sibling,
@@ -716,7 +1031,10 @@ mod tests {
 
     #[test]
     fn missing_description_scores_all_ones() {
-        let v = tool_answer(&json!({"name": "run", "inputSchema": {"type": "object"}}), &[]);
+        let v = tool_answer(
+            &json!({"name": "run", "inputSchema": {"type": "object"}}),
+            &[],
+        );
         assert_eq!(dims(&v), vec![1, 1, 1, 1, 1, 1]);
     }
 
@@ -744,7 +1062,10 @@ mod tests {
     fn same_input_same_bytes() {
         let t = json!({"name": "get_user", "description": "Fetch one user by id. Returns the profile.", "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}});
         let s = vec!["list_users".to_string()];
-        assert_eq!(tool_answer(&t, &s).to_string(), tool_answer(&t, &s).to_string());
+        assert_eq!(
+            tool_answer(&t, &s).to_string(),
+            tool_answer(&t, &s).to_string()
+        );
     }
 
     #[test]

@@ -122,7 +122,9 @@ impl LintConfig {
                         .or_else(|| value.as_integer().map(|i| i as f64))
                         .filter(|v| (0.0..=100.0).contains(v))
                         .ok_or_else(|| {
-                            config_error("[lint] fail_under must be a number from 0 to 100".to_string())
+                            config_error(
+                                "[lint] fail_under must be a number from 0 to 100".to_string(),
+                            )
                         })?;
                     config.fail_under = Some(v);
                 }
@@ -139,12 +141,16 @@ impl LintConfig {
                                 "check the spelling against `docs/lint.md`; codes look like TDQS-D007",
                             ));
                         }
-                        config.levels.insert(code.clone(), parse_level(code, level)?);
+                        config
+                            .levels
+                            .insert(code.clone(), parse_level(code, level)?);
                     }
                 }
                 other => {
                     return Err(Error::usage(format!("[lint] has an unknown key `{other}`"))
-                        .with_advice("the [lint] table takes fail_on, fail_under and a [lint.rules] table"));
+                        .with_advice(
+                            "the [lint] table takes fail_on, fail_under and a [lint.rules] table",
+                        ));
                 }
             }
         }
@@ -166,7 +172,10 @@ mod tests {
 
     fn table(text: &str) -> toml::Value {
         match toml::from_str::<toml::Value>(text) {
-            Ok(v) => v.get("lint").cloned().unwrap_or(toml::Value::Boolean(false)),
+            Ok(v) => v
+                .get("lint")
+                .cloned()
+                .unwrap_or(toml::Value::Boolean(false)),
             Err(e) => unreachable!("test TOML does not parse: {e}"),
         }
     }
@@ -186,17 +195,24 @@ mod tests {
     #[test]
     fn unknown_code_is_a_usage_error() {
         let t = table("[lint.rules]\nTDQS-X999 = \"off\"\n");
-        let err = LintConfig::from_toml(Some(&t)).err().map(|e| (e.stage, e.cause));
+        let err = LintConfig::from_toml(Some(&t))
+            .err()
+            .map(|e| (e.stage, e.cause));
         assert_eq!(
             err,
-            Some((Stage::Usage, "[lint.rules] names an unknown code `TDQS-X999`".to_string()))
+            Some((
+                Stage::Usage,
+                "[lint.rules] names an unknown code `TDQS-X999`".to_string()
+            ))
         );
     }
 
     #[test]
     fn unknown_key_and_bad_level_are_errors() {
         assert!(LintConfig::from_toml(Some(&table("[lint]\nfail_onn = \"error\"\n"))).is_err());
-        assert!(LintConfig::from_toml(Some(&table("[lint.rules]\nTDQS-D001 = \"loud\"\n"))).is_err());
+        assert!(
+            LintConfig::from_toml(Some(&table("[lint.rules]\nTDQS-D001 = \"loud\"\n"))).is_err()
+        );
         assert!("sometimes".parse::<FailOn>().is_err());
     }
 }

@@ -101,7 +101,12 @@ pub fn lint_tools(
         .collect();
     let scorecards: Vec<Scorecard> = facts
         .iter()
-        .map(|f| scorecard::score(f, rules::unmentioned_subjects(f, namespace.as_deref()).len()))
+        .map(|f| {
+            scorecard::score(
+                f,
+                rules::unmentioned_subjects(f, namespace.as_deref()).len(),
+            )
+        })
         .collect();
     let disabled = config
         .levels

@@ -24,7 +24,10 @@ pub fn summary_line(report: &LintReport) -> String {
         format_tenths(report.average_tenths),
     );
     if !report.disabled.is_empty() {
-        line.push_str(&format!(" · {} off", plural(report.disabled.len(), "rule", "rules")));
+        line.push_str(&format!(
+            " · {} off",
+            plural(report.disabled.len(), "rule", "rules")
+        ));
     }
     line
 }
@@ -59,7 +62,11 @@ pub fn render_text(report: &LintReport) -> String {
     };
     out.push_str(&format!("server: {server}\n"));
 
-    let server_findings: Vec<&Finding> = report.findings.iter().filter(|f| f.tool.is_none()).collect();
+    let server_findings: Vec<&Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.tool.is_none())
+        .collect();
     if !server_findings.is_empty() {
         out.push_str("\n(server)\n");
         for f in server_findings {

@@ -295,13 +295,23 @@ fn naming_convention(name: &str) -> Option<&'static str> {
     let has_upper = name.chars().any(char::is_uppercase);
     let has_lower = name.chars().any(char::is_lowercase);
     if name.contains('_') {
-        Some(if has_upper && has_lower { "mixed_Snake" } else if has_upper { "SCREAMING_SNAKE" } else { "snake_case" })
+        Some(if has_upper && has_lower {
+            "mixed_Snake"
+        } else if has_upper {
+            "SCREAMING_SNAKE"
+        } else {
+            "snake_case"
+        })
     } else if name.contains('-') {
         Some("kebab-case")
     } else if name.contains('.') {
         Some("dot.case")
     } else if has_upper && has_lower {
-        Some(if name.chars().next().is_some_and(char::is_uppercase) { "PascalCase" } else { "camelCase" })
+        Some(if name.chars().next().is_some_and(char::is_uppercase) {
+            "PascalCase"
+        } else {
+            "camelCase"
+        })
     } else {
         None
     }
@@ -397,14 +407,27 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
             injection_code(hit.kind),
             t,
             None,
-            format!("The description {}: \"{}\".", hit.kind.label(), quote(&hit.sentence, 120)),
-            "Delete the sentence; describe what the tool does, when to use it and what it returns.".into(),
+            format!(
+                "The description {}: \"{}\".",
+                hit.kind.label(),
+                quote(&hit.sentence, 120)
+            ),
+            "Delete the sentence; describe what the tool does, when to use it and what it returns."
+                .into(),
             vec![],
         );
     }
     let mut invisible: Vec<u32> = f.invisible.iter().map(|(p, _)| *p).collect();
-    for field in [Some(name.to_string()), f.title.clone()].into_iter().flatten() {
-        invisible.extend(field.chars().filter(|ch| text::is_invisible_or_bidi(*ch)).map(|ch| ch as u32));
+    for field in [Some(name.to_string()), f.title.clone()]
+        .into_iter()
+        .flatten()
+    {
+        invisible.extend(
+            field
+                .chars()
+                .filter(|ch| text::is_invisible_or_bidi(*ch))
+                .map(|ch| ch as u32),
+        );
     }
     if !invisible.is_empty() {
         c.push(
@@ -422,18 +445,33 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
                 injection_code(kind),
                 t,
                 Some(&p.name),
-                format!("The description of parameter `{}` {}: \"{}\".", p.name, kind.label(), quote(&sentence, 120)),
+                format!(
+                    "The description of parameter `{}` {}: \"{}\".",
+                    p.name,
+                    kind.label(),
+                    quote(&sentence, 120)
+                ),
                 "Delete the sentence; say what the value is and its format.".into(),
                 vec![],
             );
         }
-        let hidden: Vec<u32> = p.description.chars().chain(p.name.chars()).filter(|ch| text::is_invisible_or_bidi(*ch)).map(|ch| ch as u32).collect();
+        let hidden: Vec<u32> = p
+            .description
+            .chars()
+            .chain(p.name.chars())
+            .filter(|ch| text::is_invisible_or_bidi(*ch))
+            .map(|ch| ch as u32)
+            .collect();
         if !hidden.is_empty() {
             c.push(
                 "TDQS-M004",
                 t,
                 Some(&p.name),
-                format!("Parameter `{}` contains invisible or bidirectional characters ({}).", p.name, describe_invisible(&hidden)),
+                format!(
+                    "Parameter `{}` contains invisible or bidirectional characters ({}).",
+                    p.name,
+                    describe_invisible(&hidden)
+                ),
                 "Remove the characters.".into(),
                 vec![],
             );
@@ -443,7 +481,9 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
     // Naming.
     let valid_chars = !name.is_empty()
         && name.chars().count() <= 128
-        && name.chars().all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '.'));
+        && name
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '.'));
     if !valid_chars {
         c.push(
             "TDQS-N003",
@@ -464,12 +504,19 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
             vec![],
         );
     }
-    if !f.name_tokens.is_empty() && f.name_tokens.iter().all(|tok| text::is_generic_name_word(tok)) {
+    if !f.name_tokens.is_empty()
+        && f.name_tokens
+            .iter()
+            .all(|tok| text::is_generic_name_word(tok))
+    {
         c.push(
             "TDQS-N002",
             t,
             None,
-            format!("`{name}` is made of generic words only ({}).", f.name_tokens.join(", ")),
+            format!(
+                "`{name}` is made of generic words only ({}).",
+                f.name_tokens.join(", ")
+            ),
             "Name the action and the resource, e.g. `search_issues` rather than `run`.".into(),
             vec![],
         );
@@ -477,18 +524,64 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
 
     // Descriptions.
     if !f.has_description() {
-        c.push("TDQS-D001", t, None, format!("`{name}` has no description."), "Write one or two sentences: what it does, to what, when to use it, what it returns.".into(), vec![]);
+        c.push(
+            "TDQS-D001",
+            t,
+            None,
+            format!("`{name}` has no description."),
+            "Write one or two sentences: what it does, to what, when to use it, what it returns."
+                .into(),
+            vec![],
+        );
     } else if f.is_placeholder() {
-        c.push("TDQS-D004", t, None, format!("The description of `{name}` is placeholder text: \"{}\".", quote(&f.description, 80)), "Replace the placeholder with a real description.".into(), vec![]);
+        c.push(
+            "TDQS-D004",
+            t,
+            None,
+            format!(
+                "The description of `{name}` is placeholder text: \"{}\".",
+                quote(&f.description, 80)
+            ),
+            "Replace the placeholder with a real description.".into(),
+            vec![],
+        );
     } else if f.is_tautology() {
-        c.push("TDQS-D003", t, None, format!("The description \"{}\" only restates the name `{name}`.", quote(&f.description, 80)), "Say what the tool does that the name cannot: the resource, the scope, when to use it.".into(), vec![]);
+        c.push(
+            "TDQS-D003",
+            t,
+            None,
+            format!(
+                "The description \"{}\" only restates the name `{name}`.",
+                quote(&f.description, 80)
+            ),
+            "Say what the tool does that the name cannot: the resource, the scope, when to use it."
+                .into(),
+            vec![],
+        );
     } else {
         let n = f.word_count();
         if n < 6 {
-            c.push("TDQS-D002", t, None, format!("The description of `{name}` has {n} word{}.", if n == 1 { "" } else { "s" }), "Extend it to a full sentence with the resource and when to use it.".into(), vec![]);
+            c.push(
+                "TDQS-D002",
+                t,
+                None,
+                format!(
+                    "The description of `{name}` has {n} word{}.",
+                    if n == 1 { "" } else { "s" }
+                ),
+                "Extend it to a full sentence with the resource and when to use it.".into(),
+                vec![],
+            );
         }
         if n > 400 {
-            c.push("TDQS-D009", t, None, format!("The description of `{name}` has {n} words."), "Keep the purpose first and cut reference material.".into(), vec![]);
+            c.push(
+                "TDQS-D009",
+                t,
+                None,
+                format!("The description of `{name}` has {n} words."),
+                "Keep the purpose first and cut reference material.".into(),
+                vec![],
+            );
         }
         if f.cues.usage.is_none() && f.cues.contrast.is_none() && f.mentioned_siblings.is_empty() {
             c.push("TDQS-D007", t, None, format!("No sentence of `{name}`'s description says when to use it or what to use instead."), "Add 'Use this when …' and name the sibling to use otherwise.".into(), vec![]);
@@ -502,7 +595,15 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
                 "TDQS-D010",
                 t,
                 None,
-                format!("`{name}` promises {} in its name, but the description never mentions {}.", missing.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(" and "), if missing.len() == 1 { "it" } else { "them" }),
+                format!(
+                    "`{name}` promises {} in its name, but the description never mentions {}.",
+                    missing
+                        .iter()
+                        .map(|m| format!("'{m}'"))
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                    if missing.len() == 1 { "it" } else { "them" }
+                ),
                 "Mention the resource the name promises, or rename the tool.".into(),
                 vec![],
             );
@@ -510,50 +611,155 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
         if !f.annotations.present && f.cues.behaviour().is_empty() {
             c.push("TDQS-D011", t, None, format!("`{name}` declares no annotations and its description says nothing of limits, side effects, permissions or cost."), "Add annotations and one sentence on side effects or limits.".into(), vec![]);
         }
-        if !f.params.is_empty() && f.cues.example.is_none() && !f.params.iter().any(|p| p.has_example()) {
-            c.push("TDQS-D012", t, None, format!("Neither `{name}`'s description nor its parameters give an example value."), "Give one example value, e.g. an id format or a sample query.".into(), vec![]);
+        if !f.params.is_empty()
+            && f.cues.example.is_none()
+            && !f.params.iter().any(|p| p.has_example())
+        {
+            c.push(
+                "TDQS-D012",
+                t,
+                None,
+                format!("Neither `{name}`'s description nor its parameters give an example value."),
+                "Give one example value, e.g. an id format or a sample query.".into(),
+                vec![],
+            );
         }
     }
 
     // Parameters.
     if !f.input_schema_is_object {
-        let what = if tool.get("inputSchema").is_none() { "has no inputSchema" } else { "has an inputSchema that is not an object schema" };
+        let what = if tool.get("inputSchema").is_none() {
+            "has no inputSchema"
+        } else {
+            "has an inputSchema that is not an object schema"
+        };
         c.push("TDQS-P011", t, None, format!("`{name}` {what}."), "Declare inputSchema as {\"type\": \"object\", \"properties\": {…}} (an empty properties object for no arguments).".into(), vec![]);
     }
     if !f.params.is_empty() && !f.has_required_list {
-        c.push("TDQS-P007", t, None, format!("`{name}` has {} parameter{} but no required list.", f.params.len(), if f.params.len() == 1 { "" } else { "s" }), "Add \"required\": [...] naming the parameters the tool needs (an empty list if none).".into(), vec![]);
+        c.push(
+            "TDQS-P007",
+            t,
+            None,
+            format!(
+                "`{name}` has {} parameter{} but no required list.",
+                f.params.len(),
+                if f.params.len() == 1 { "" } else { "s" }
+            ),
+            "Add \"required\": [...] naming the parameters the tool needs (an empty list if none)."
+                .into(),
+            vec![],
+        );
     }
     let undocumented = f.params.iter().filter(|p| p.description.is_empty()).count();
     if f.params.len() >= 3 && undocumented > 0 && f.mentioned_params.is_empty() {
         c.push("TDQS-P010", t, None, format!("`{name}` takes {} parameters, {undocumented} without a description, and its description mentions none of them.", f.params.len()), "Describe each parameter in the schema, or explain them in the description.".into(), vec![]);
     }
-    let format_words = ["date", "time", "timestamp", "datetime", "email", "url", "uri", "link", "uuid", "guid", "since", "until", "before", "after", "deadline"];
+    let format_words = [
+        "date",
+        "time",
+        "timestamp",
+        "datetime",
+        "email",
+        "url",
+        "uri",
+        "link",
+        "uuid",
+        "guid",
+        "since",
+        "until",
+        "before",
+        "after",
+        "deadline",
+    ];
     let list_values = regex_list_values();
     for p in &f.params {
         let pn = Some(p.name.as_str());
         let ptoks = text::name_tokens(&p.name);
         if p.description.is_empty() {
-            c.push("TDQS-P001", t, pn, format!("`{name}.{}` has no description.", p.name), format!("Describe `{}`: what it is, its format, and where the value comes from.", p.name), vec![]);
+            c.push(
+                "TDQS-P001",
+                t,
+                pn,
+                format!("`{name}.{}` has no description.", p.name),
+                format!(
+                    "Describe `{}`: what it is, its format, and where the value comes from.",
+                    p.name
+                ),
+                vec![],
+            );
         } else {
             let bare = text::bare(&p.description);
-            let dwords: Vec<String> = text::words(&p.description).into_iter().filter(|w| !text::is_stop_word(w)).map(|w| text::singular(&w)).collect();
+            let dwords: Vec<String> = text::words(&p.description)
+                .into_iter()
+                .filter(|w| !text::is_stop_word(w))
+                .map(|w| text::singular(&w))
+                .collect();
             let pwords: Vec<String> = ptoks.iter().map(|w| text::singular(w)).collect();
-            if bare == ptoks.join(" ") || (!dwords.is_empty() && dwords.len() <= 3 && dwords.iter().all(|w| pwords.contains(w))) {
-                c.push("TDQS-P002", t, pn, format!("The description of `{name}.{}` (\"{}\") only restates its name.", p.name, quote(&p.description, 60)), "Give the format, the allowed values or the tool that returns this value.".into(), vec![]);
+            if bare == ptoks.join(" ")
+                || (!dwords.is_empty()
+                    && dwords.len() <= 3
+                    && dwords.iter().all(|w| pwords.contains(w)))
+            {
+                c.push(
+                    "TDQS-P002",
+                    t,
+                    pn,
+                    format!(
+                        "The description of `{name}.{}` (\"{}\") only restates its name.",
+                        p.name,
+                        quote(&p.description, 60)
+                    ),
+                    "Give the format, the allowed values or the tool that returns this value."
+                        .into(),
+                    vec![],
+                );
             }
         }
         if !p.typed {
-            c.push("TDQS-P005", t, pn, format!("`{name}.{}` has no type.", p.name), "Declare \"type\" (string, integer, number, boolean, array, object).".into(), vec![]);
+            c.push(
+                "TDQS-P005",
+                t,
+                pn,
+                format!("`{name}.{}` has no type.", p.name),
+                "Declare \"type\" (string, integer, number, boolean, array, object).".into(),
+                vec![],
+            );
         }
         if p.untyped_object {
-            c.push("TDQS-P009", t, pn, format!("`{name}.{}` is an object with no declared properties.", p.name), "Declare its properties, or additionalProperties with a type.".into(), vec![]);
+            c.push(
+                "TDQS-P009",
+                t,
+                pn,
+                format!(
+                    "`{name}.{}` is an object with no declared properties.",
+                    p.name
+                ),
+                "Declare its properties, or additionalProperties with a type.".into(),
+                vec![],
+            );
         }
         if p.is_string() && p.enum_values.is_empty() && list_values.is_match(&p.description) {
-            c.push("TDQS-P003", t, pn, format!("`{name}.{}` lists its values in prose (\"{}\") but has no enum.", p.name, quote(&p.description, 80)), "Move the allowed values into \"enum\".".into(), vec![]);
+            c.push(
+                "TDQS-P003",
+                t,
+                pn,
+                format!(
+                    "`{name}.{}` lists its values in prose (\"{}\") but has no enum.",
+                    p.name,
+                    quote(&p.description, 80)
+                ),
+                "Move the allowed values into \"enum\".".into(),
+                vec![],
+            );
         }
         let wants_format = ptoks.iter().any(|tok| format_words.contains(&tok.as_str()))
             || ptoks.last().is_some_and(|l| l == "at" || l == "on");
-        if p.is_string() && wants_format && p.format.is_none() && !p.has_pattern && p.enum_values.is_empty() {
+        if p.is_string()
+            && wants_format
+            && p.format.is_none()
+            && !p.has_pattern
+            && p.enum_values.is_empty()
+        {
             c.push("TDQS-P004", t, pn, format!("`{name}.{}` looks like a date, time, email, URL or identifier but declares no format or pattern.", p.name), "Declare \"format\" (date-time, date, email, uri, uuid) or a \"pattern\".".into(), vec![]);
         }
         if p.is_string() && !p.is_constrained() && !p.has_example() {
@@ -562,7 +768,14 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
         if p.is_boolean() {
             let words_n = text::words(&p.description).len();
             if words_n < 3 {
-                c.push("TDQS-P008", t, pn, format!("Boolean `{name}.{}` does not say what true means.", p.name), "Say what happens when it is true, and the default.".into(), vec![]);
+                c.push(
+                    "TDQS-P008",
+                    t,
+                    pn,
+                    format!("Boolean `{name}.{}` does not say what true means.", p.name),
+                    "Say what happens when it is true, and the default.".into(),
+                    vec![],
+                );
             }
         }
     }
@@ -572,26 +785,96 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
     let desc_destructive = f.cues.destructive.is_some()
         || text::destructive_verb_cue().is_match(first_own_sentence(f));
     let writes_by_name = f.operation.is_write();
-    if a.read_only == Some(true) && (writes_by_name || desc_destructive || a.destructive == Some(true)) {
-        let why = if a.destructive == Some(true) { "declares both readOnlyHint and destructiveHint".to_string() } else { format!("declares readOnlyHint: true but {} (a {} operation)", if desc_destructive { "its description deletes or overwrites" } else { "its name says it writes" }, f.operation.label()) };
-        c.push("TDQS-A004", t, None, format!("`{name}` {why}."), "Make the annotations match what the tool does.".into(), vec![]);
+    if a.read_only == Some(true)
+        && (writes_by_name || desc_destructive || a.destructive == Some(true))
+    {
+        let why = if a.destructive == Some(true) {
+            "declares both readOnlyHint and destructiveHint".to_string()
+        } else {
+            format!(
+                "declares readOnlyHint: true but {} (a {} operation)",
+                if desc_destructive {
+                    "its description deletes or overwrites"
+                } else {
+                    "its name says it writes"
+                },
+                f.operation.label()
+            )
+        };
+        c.push(
+            "TDQS-A004",
+            t,
+            None,
+            format!("`{name}` {why}."),
+            "Make the annotations match what the tool does.".into(),
+            vec![],
+        );
     } else if a.destructive == Some(false) && f.cues.destructive.is_some() {
-        c.push("TDQS-A004", t, None, format!("`{name}` declares destructiveHint: false but its description says \"{}\".", f.cues.destructive.clone().unwrap_or_default()), "Set destructiveHint: true, or correct the description.".into(), vec![]);
+        c.push(
+            "TDQS-A004",
+            t,
+            None,
+            format!(
+                "`{name}` declares destructiveHint: false but its description says \"{}\".",
+                f.cues.destructive.clone().unwrap_or_default()
+            ),
+            "Set destructiveHint: true, or correct the description.".into(),
+            vec![],
+        );
     }
     let destructive = f.operation == Operation::Delete || f.cues.destructive.is_some();
     if destructive && a.destructive != Some(true) && a.read_only != Some(true) {
-        c.push("TDQS-A001", t, None, format!("`{name}` deletes or overwrites, but destructiveHint is {}.", a.destructive.map_or("not set".to_string(), |v| v.to_string())), "Set \"destructiveHint\": true so hosts ask before calling it.".into(), vec![]);
+        c.push(
+            "TDQS-A001",
+            t,
+            None,
+            format!(
+                "`{name}` deletes or overwrites, but destructiveHint is {}.",
+                a.destructive
+                    .map_or("not set".to_string(), |v| v.to_string())
+            ),
+            "Set \"destructiveHint\": true so hosts ask before calling it.".into(),
+            vec![],
+        );
     }
     if f.operation == Operation::Read && a.read_only.is_none() {
-        c.push("TDQS-A002", t, None, format!("`{name}` reads (\"{}\") but declares no readOnlyHint.", f.name_tokens.first().cloned().unwrap_or_default()), "Set \"readOnlyHint\": true.".into(), vec![]);
+        c.push(
+            "TDQS-A002",
+            t,
+            None,
+            format!(
+                "`{name}` reads (\"{}\") but declares no readOnlyHint.",
+                f.name_tokens.first().cloned().unwrap_or_default()
+            ),
+            "Set \"readOnlyHint\": true.".into(),
+            vec![],
+        );
     }
     if f.operation.is_write() && a.idempotent.is_none() && a.read_only != Some(true) {
-        c.push("TDQS-A003", t, None, format!("`{name}` changes state but declares no idempotentHint."), "Set \"idempotentHint\" to say whether a repeated call is harmless.".into(), vec![]);
+        c.push(
+            "TDQS-A003",
+            t,
+            None,
+            format!("`{name}` changes state but declares no idempotentHint."),
+            "Set \"idempotentHint\" to say whether a repeated call is harmless.".into(),
+            vec![],
+        );
     }
 
     // Budget.
     if f.definition_bytes > 4 * 1024 {
-        c.push("TDQS-B003", t, None, format!("`{name}`'s definition is {} bytes (about {} tokens).", f.definition_bytes, f.definition_bytes.div_ceil(4)), "Trim the schema and description; move reference text to documentation.".into(), vec![]);
+        c.push(
+            "TDQS-B003",
+            t,
+            None,
+            format!(
+                "`{name}`'s definition is {} bytes (about {} tokens).",
+                f.definition_bytes,
+                f.definition_bytes.div_ceil(4)
+            ),
+            "Trim the schema and description; move reference text to documentation.".into(),
+            vec![],
+        );
     }
 }
 
@@ -616,19 +899,45 @@ fn regex_list_values() -> &'static regex::Regex {
 /// Runs every check over one side's tools. Findings come out in a fixed order: server-wide
 /// first, then per tool in listing order, each in catalogue order.
 pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Finding> {
-    let mut c = Collector { findings: Vec::new() };
+    let mut c = Collector {
+        findings: Vec::new(),
+    };
     let namespace = namespace_prefix(facts);
 
     // Server-wide.
     let n = facts.len();
     if n > 40 {
-        c.push("TDQS-B002", None, None, format!("The server lists {n} tools."), "Split the server, or expose a smaller set per use.".into(), vec![]);
+        c.push(
+            "TDQS-B002",
+            None,
+            None,
+            format!("The server lists {n} tools."),
+            "Split the server, or expose a smaller set per use.".into(),
+            vec![],
+        );
     } else if n > 25 {
-        c.push("TDQS-B001", None, None, format!("The server lists {n} tools."), "Consider grouping or splitting the tools.".into(), vec![]);
+        c.push(
+            "TDQS-B001",
+            None,
+            None,
+            format!("The server lists {n} tools."),
+            "Consider grouping or splitting the tools.".into(),
+            vec![],
+        );
     }
     let total: usize = facts.iter().map(|f| f.definition_bytes).sum();
     if total > 64 * 1024 {
-        c.push("TDQS-B004", None, None, format!("All definitions together are {total} bytes (about {} tokens per request).", total.div_ceil(4)), "Remove unused tools, or trim descriptions and schemas.".into(), vec![]);
+        c.push(
+            "TDQS-B004",
+            None,
+            None,
+            format!(
+                "All definitions together are {total} bytes (about {} tokens per request).",
+                total.div_ceil(4)
+            ),
+            "Remove unused tools, or trim descriptions and schemas.".into(),
+            vec![],
+        );
     }
     let mut by_convention: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     for f in facts {
@@ -637,10 +946,35 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
         }
     }
     if by_convention.len() > 1 {
-        let majority = by_convention.iter().max_by_key(|(_, v)| v.len()).map(|(k, _)| *k).unwrap_or("snake_case");
-        let summary = by_convention.iter().map(|(k, v)| format!("{} {k}", v.len())).collect::<Vec<_>>().join(", ");
-        let odd: Vec<String> = by_convention.iter().filter(|(k, _)| **k != majority).flat_map(|(_, v)| v.clone()).collect();
-        c.push("TDQS-N004", None, None, format!("Tool names mix conventions: {summary}."), format!("Rename {} to {majority}.", odd.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")), odd);
+        let majority = by_convention
+            .iter()
+            .max_by_key(|(_, v)| v.len())
+            .map(|(k, _)| *k)
+            .unwrap_or("snake_case");
+        let summary = by_convention
+            .iter()
+            .map(|(k, v)| format!("{} {k}", v.len()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let odd: Vec<String> = by_convention
+            .iter()
+            .filter(|(k, _)| **k != majority)
+            .flat_map(|(_, v)| v.clone())
+            .collect();
+        c.push(
+            "TDQS-N004",
+            None,
+            None,
+            format!("Tool names mix conventions: {summary}."),
+            format!(
+                "Rename {} to {majority}.",
+                odd.iter()
+                    .map(|o| format!("`{o}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            odd,
+        );
     }
     // Repeated notes: sentences of six words or more shared by three or more tools.
     let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -655,27 +989,71 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
     }
     for (sentence, owners) in notes {
         if owners.len() >= 3 {
-            c.push("TDQS-D013", None, None, format!("\"{}\" is repeated in {} descriptions.", quote(&sentence, 80), owners.len()), "Move the note to the server instructions, or keep it only where it matters.".into(), owners);
+            c.push(
+                "TDQS-D013",
+                None,
+                None,
+                format!(
+                    "\"{}\" is repeated in {} descriptions.",
+                    quote(&sentence, 80),
+                    owners.len()
+                ),
+                "Move the note to the server instructions, or keep it only where it matters."
+                    .into(),
+                owners,
+            );
         }
     }
 
     // Pairs: near-duplicate names, near-identical and overlapping descriptions. Each pair is
     // judged on its own two tools, so an unrelated new tool cannot flip a finding.
-    let words: Vec<BTreeSet<String>> = facts.iter().map(|f| text::content_words(&f.clean)).collect();
+    let words: Vec<BTreeSet<String>> = facts
+        .iter()
+        .map(|f| text::content_words(&f.clean))
+        .collect();
     let keys: Vec<Vec<String>> = facts.iter().map(|f| name_key(&f.name)).collect();
     let mut pair_findings: Vec<(usize, Finding)> = Vec::new();
     for i in 0..n {
         for j in (i + 1)..n {
             let (a, b) = (&facts[i], &facts[j]);
-            let mut local = Collector { findings: Vec::new() };
+            let mut local = Collector {
+                findings: Vec::new(),
+            };
             if !keys[i].is_empty() && keys[i] == keys[j] && a.name != b.name {
-                local.push("TDQS-N001", Some(&a.name), None, format!("`{}` and `{}` reduce to the same words ({}).", a.name, b.name, keys[i].join(" ")), format!("Keep one of `{}` and `{}`, or name what differs.", a.name, b.name), vec![b.name.clone()]);
+                local.push(
+                    "TDQS-N001",
+                    Some(&a.name),
+                    None,
+                    format!(
+                        "`{}` and `{}` reduce to the same words ({}).",
+                        a.name,
+                        b.name,
+                        keys[i].join(" ")
+                    ),
+                    format!(
+                        "Keep one of `{}` and `{}`, or name what differs.",
+                        a.name, b.name
+                    ),
+                    vec![b.name.clone()],
+                );
             } else if a.name == b.name {
-                local.push("TDQS-N001", Some(&a.name), None, format!("`{}` is listed twice.", a.name), "Remove the duplicate tool.".into(), vec![b.name.clone()]);
+                local.push(
+                    "TDQS-N001",
+                    Some(&a.name),
+                    None,
+                    format!("`{}` is listed twice.", a.name),
+                    "Remove the duplicate tool.".into(),
+                    vec![b.name.clone()],
+                );
             }
-            if a.has_description() && b.has_description() && words[i].len() >= 3 && words[j].len() >= 3 {
+            if a.has_description()
+                && b.has_description()
+                && words[i].len() >= 3
+                && words[j].len() >= 3
+            {
                 let sim = text::jaccard(&words[i], &words[j]);
-                let guided = a.mentioned_siblings.contains(&b.name) || b.mentioned_siblings.contains(&a.name);
+                let guided = a.mentioned_siblings.contains(&b.name)
+                    || b.mentioned_siblings.contains(&a.name);
                 if sim >= 0.7 {
                     local.push("TDQS-D005", Some(&a.name), None, format!("`{}` and `{}` share {:.0}% of their meaningful words.", a.name, b.name, sim * 100.0), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()]);
                 } else if sim >= 0.4 && !guided {
@@ -688,15 +1066,34 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
 
     for (idx, (f, tool)) in facts.iter().zip(tools).enumerate() {
         check_tool(&mut c, f, tool, namespace.as_deref());
-        c.findings.extend(pair_findings.iter().filter(|(i, _)| *i == idx).map(|(_, f)| f.clone()));
+        c.findings.extend(
+            pair_findings
+                .iter()
+                .filter(|(i, _)| *i == idx)
+                .map(|(_, f)| f.clone()),
+        );
     }
 
     // Catalogue order within each tool keeps output stable across rule edits.
-    let order = |code: &str| RULES.iter().position(|r| r.code == code).unwrap_or(usize::MAX);
-    let tool_order: BTreeMap<&str, usize> = facts.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
+    let order = |code: &str| {
+        RULES
+            .iter()
+            .position(|r| r.code == code)
+            .unwrap_or(usize::MAX)
+    };
+    let tool_order: BTreeMap<&str, usize> = facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.as_str(), i))
+        .collect();
     c.findings.sort_by_key(|f| {
         (
-            f.tool.as_ref().map_or(0, |t| 1 + tool_order.get(t.as_str()).copied().unwrap_or(usize::MAX - 1)),
+            f.tool.as_ref().map_or(0, |t| {
+                1 + tool_order
+                    .get(t.as_str())
+                    .copied()
+                    .unwrap_or(usize::MAX - 1)
+            }),
             order(&f.code),
             f.parameter.clone(),
             f.related.clone(),
@@ -714,7 +1111,11 @@ mod tests {
         let mut seen = BTreeSet::new();
         for r in RULES {
             assert!(seen.insert(r.code), "duplicate {}", r.code);
-            assert!(r.code.starts_with("TDQS-") && r.code.len() == 9, "{}", r.code);
+            assert!(
+                r.code.starts_with("TDQS-") && r.code.len() == 9,
+                "{}",
+                r.code
+            );
             assert!(!r.help.is_empty() && !r.title.is_empty());
         }
     }

@@ -95,7 +95,11 @@ pub fn score(f: &ToolFacts, unmentioned_subjects: usize) -> Scorecard {
     } else if f.params.is_empty() {
         25
     } else {
-        let described_params = f.params.iter().filter(|p| !p.description.is_empty()).count();
+        let described_params = f
+            .params
+            .iter()
+            .filter(|p| !p.description.is_empty())
+            .count();
         let strings: Vec<_> = f.params.iter().filter(|p| p.is_string()).collect();
         let constrained = strings
             .iter()
