@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use super::{CallFailure, Judge, JudgeInfo, Question, Reply, Subject, TokenUsage};
 use crate::lint::facts::{self, InjectionKind, Operation, ToolFacts};
 use crate::lint::{rules, text};
+use crate::score::model::ToolDimension;
 use crate::spec::signals::ShadowCandidate;
 
 /// The version of the judge's rules; reported as the judge's model. Any change that can move a
@@ -100,11 +101,12 @@ fn quote(s: &str) -> String {
 
 /// The sibling most likely to be confused with this tool: the one sharing most subject words.
 fn nearest_sibling(f: &ToolFacts, siblings: &[String]) -> Option<String> {
-    let own: BTreeSet<String> = f
+    let own_subject: BTreeSet<String> = f
         .subject_tokens()
         .iter()
         .map(|t| text::singular(t))
         .collect();
+    let own_all: BTreeSet<String> = f.name_tokens.iter().map(|t| text::singular(t)).collect();
     siblings
         .iter()
         .filter(|s| **s != f.name)
@@ -113,17 +115,21 @@ fn nearest_sibling(f: &ToolFacts, siblings: &[String]) -> Option<String> {
                 .iter()
                 .map(|t| text::singular(t))
                 .collect();
-            (own.intersection(&theirs).count(), s)
+            // Shared subject words count double: `get_issues` is nearer to `get_issue` than
+            // `close_issue` is.
+            let score = 2 * own_subject.intersection(&theirs).count()
+                + own_all.intersection(&theirs).count();
+            (own_subject.intersection(&theirs).count(), score, s)
         })
-        .filter(|(n, _)| *n > 0)
-        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-        .map(|(_, s)| s.clone())
+        .filter(|(subject, _, _)| *subject > 0)
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.2.cmp(a.2)))
+        .map(|(_, _, s)| s.clone())
 }
 
 fn weak_usage() -> &'static regex::Regex {
     static CELL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     CELL.get_or_init(|| {
-        match regex::Regex::new(r"(?i)\b(useful|helps?\b|for (organizing|tracking|managing|auditing|debugging|monitoring|reviewing|analy\w+)|optional(ly)? filter\w*|with optional|typically|usually|commonly|in order to|allows? (you|agents?) to|lets? (you|agents?)|so (that )?you can|ideal|recommended)") {
+        match regex::Regex::new(r"(?i)\b(useful|helps?\b|allows? \w+ing|before \w+ing|for (organizing|tracking|managing|auditing|debugging|monitoring|reviewing|analy\w+)|optional(ly)? filter\w*|with optional|typically|usually|commonly|in order to|allows? (you|agents?) to|lets? (you|agents?)|so (that )?you can|ideal|recommended)") {
             Ok(re) => re,
             Err(err) => unreachable!("built-in pattern does not compile: {err}"),
         }
@@ -147,7 +153,7 @@ struct Dim {
 
 fn contradiction(f: &ToolFacts) -> Option<String> {
     let a = &f.annotations;
-    let first = f.sentences.first().map_or("", String::as_str);
+    let first = rules::first_own_sentence(f);
     let desc_destroys =
         f.cues.destructive.is_some() || text::destructive_verb_cue().is_match(first);
     if a.read_only == Some(true) && a.destructive == Some(true) {
@@ -175,8 +181,12 @@ fn contradiction(f: &ToolFacts) -> Option<String> {
 }
 
 fn model_directed_note(f: &ToolFacts) -> Option<String> {
-    let mut kinds: Vec<&str> = f.injections.iter().map(|h| h.kind.label()).collect();
-    kinds.dedup();
+    let mut kinds: Vec<&str> = Vec::new();
+    for hit in &f.injections {
+        if !kinds.contains(&hit.kind.label()) {
+            kinds.push(hit.kind.label());
+        }
+    }
     if !f.invisible.is_empty() {
         kinds.push("hides text in invisible or bidirectional characters");
     }
@@ -217,14 +227,17 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
             .take(3)
             .find_map(|w| text::verb_base(w))
     });
+    let subjects = f.subject_tokens();
     let missing = rules::unmentioned_subjects(f, None);
+    // Some of the name's subject words mentioned is enough to name the resource.
+    let names_resource = missing.is_empty() || missing.len() < subjects.len();
     let vague = matches!(
         verb,
         Some("process" | "handle" | "manage" | "perform" | "execute" | "run" | "do")
-    ) && f.subject_tokens().is_empty();
+    ) && subjects.is_empty();
     let mut score: i32;
     let mut why = match verb {
-        Some(v) if !vague && missing.is_empty() => {
+        Some(v) if !vague && names_resource => {
             score = 4;
             format!("The description opens with the verb '{v}' and names the resource the name promises.")
         }
@@ -243,6 +256,8 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
         }
     };
     if score == 4 {
+        let specific = f.sentences.len() >= 2
+            && (f.cues.destructive.is_some() || f.cues.usage.is_some() || f.cues.returns.is_some());
         if let Some(s) = f.mentioned_siblings.first() {
             score = 5;
             why.push_str(&format!(" It also sets the tool apart from {}.", code(s)));
@@ -251,6 +266,9 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
             why.push_str(&format!(
                 " It draws a distinction (\"{c}\") that separates it from its siblings."
             ));
+        } else if specific {
+            score = 5;
+            why.push_str(" A second sentence pins down its scope (its effect, when it applies or what it returns), which leaves no doubt about the purpose.");
         } else if let Some(s) = sibling {
             why.push_str(&format!(" No sentence distinguishes it from {}.", code(s)));
         }
@@ -279,7 +297,10 @@ fn usage(f: &ToolFacts, sibling: Option<&str>) -> Dim {
         (None, Some(c), _) | (None, None, Some(c)) => (4, format!("It marks a boundary (\"{c}\") that tells the model when another tool fits better, though not when to call this one.")),
         (None, None, None) => match weak_usage().find(&f.clean) {
             Some(m) => (3, format!("Usage is only implied (\"{}\"); no sentence says when to call it or when to prefer {}.", m.as_str(), sibling.map_or("another tool".to_string(), code))),
-            None => (2, format!("No sentence says when to use {} or when to prefer {}.", code(&f.name), sibling.map_or("another tool".to_string(), code))),
+            None => match &f.cues.destructive {
+                Some(d) => (3, format!("The warning \"{d}\" implies the care its use needs, but no sentence says when to use {} or what to use instead.", code(&f.name))),
+                None => (2, format!("No sentence says when to use {} or when to prefer {}.", code(&f.name), sibling.map_or("another tool".to_string(), code))),
+            },
         },
     };
     if f.injections
@@ -430,12 +451,10 @@ fn parameters(f: &ToolFacts) -> Dim {
             || f.clean.to_lowercase().contains("args:")
             || f.word_count() >= 25);
     let (score, why): (i32, String) = if coverage >= 80 {
+        // Full schema coverage is the baseline; the description earns more by adding meaning,
+        // and a rich schema counts on top of that.
         let mut s = 3;
         let mut extra = Vec::new();
-        if rich {
-            s += 1;
-            extra.push(format!("{constrained} of {n} parameters carry enums, formats, bounds, defaults or examples"));
-        }
         if desc_adds {
             s += 1;
             extra.push(format!(
@@ -446,9 +465,13 @@ fn parameters(f: &ToolFacts) -> Dim {
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
+            if rich {
+                s += 1;
+                extra.push(format!("{constrained} of {n} parameters carry enums, formats, bounds, defaults or examples"));
+            }
         }
         let why = if extra.is_empty() {
-            format!("The schema describes {described} of {n} parameters ({coverage}%), which sets the baseline; neither the description nor the schema adds formats, examples or allowed values.")
+            format!("The schema describes {described} of {n} parameters ({coverage}%), which sets the baseline; the description adds no formats, examples or relationships beyond it.")
         } else {
             format!(
                 "The schema describes {described} of {n} parameters ({coverage}%), and {}.",
@@ -583,7 +606,7 @@ fn completeness(f: &ToolFacts) -> Dim {
     }
     let complex = n > 8 || f.params.iter().any(|p| p.nested);
     if complex && !returns {
-        score = score.min(3);
+        score = score.min(2);
         lack.push("guidance proportional to its many parameters");
     }
     if f.operation.is_write() && !f.annotations.present && !returns && f.cues.behaviour().is_empty()
@@ -669,10 +692,10 @@ pub fn tool_answer(tool: &Value, siblings: &[String]) -> Value {
         .map(|((k, _), d)| (d.score, *k))
         .collect();
     weakest.sort();
-    let low: Vec<String> = weakest
+    let low: Vec<&str> = weakest
         .iter()
         .filter(|(s, _)| *s < 3)
-        .map(|(_, k)| k.replace('_', " "))
+        .filter_map(|(_, k)| ToolDimension::from_key(k).map(ToolDimension::label))
         .collect();
     // TDQS in tenths, rounded half up once (the specification's round1).
     let tenths = (weighted * 20 + 100) / 200;

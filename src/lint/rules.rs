@@ -192,7 +192,7 @@ rules! {
         "The server lists more than 40 tools."
         "Beyond about 40 tools selection accuracy falls and every request carries all definitions. Split the server or expose subsets.";
     "TDQS-B003" "definition-too-large" Budget Warning
-        "One tool definition is larger than 8 KiB."
+        "One tool definition is larger than 4 KiB."
         "A large definition costs about a quarter of its bytes in tokens on every request. Trim the schema and move reference text out.";
     "TDQS-B004" "tool-set-too-large" Budget Warning
         "All definitions together are larger than 64 KiB."
@@ -332,9 +332,21 @@ pub fn unmentioned_subjects(f: &ToolFacts, namespace: Option<&str>) -> Vec<Strin
     if let Some(title) = &f.title {
         text_words.extend(text::words(title));
     }
-    f.subject_tokens()
-        .into_iter()
-        .filter(|t| Some(t.as_str()) != namespace)
+    // Tokens after the namespace prefix; the first of them is the verb position.
+    let tokens: Vec<&String> = match (namespace, f.name_tokens.first()) {
+        (Some(ns), Some(first)) if first == ns => f.name_tokens.iter().skip(1).collect(),
+        _ => f.name_tokens.iter().collect(),
+    };
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| {
+            !(t.len() < 2
+                || text::is_stop_word(t)
+                || text::GENERIC_NAME_WORDS.contains(&t.as_str())
+                || (*i == 0 && text::verb_base(t).is_some()))
+        })
+        .map(|(_, t)| (*t).clone())
         .filter(|t| !text::mentions(t, &text_words))
         .filter(|t| {
             // "unstaged" is described by "not yet staged".
@@ -373,8 +385,8 @@ fn model_directed_in(text_value: &str) -> Vec<(InjectionKind, String)> {
             (InjectionKind::Judge, text::judge_cue()),
             (InjectionKind::Markup, text::markup_cue()),
         ];
-        if let Some((kind, _)) = kinds.iter().find(|(_, re)| re.is_match(&sentence)) {
-            out.push((*kind, sentence));
+        for (kind, _) in kinds.iter().filter(|(_, re)| re.is_match(&sentence)) {
+            out.push((*kind, sentence.clone()));
         }
     }
     out
@@ -771,7 +783,7 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
     // Annotations.
     let a = &f.annotations;
     let desc_destructive = f.cues.destructive.is_some()
-        || text::destructive_verb_cue().is_match(f.sentences.first().map_or("", String::as_str));
+        || text::destructive_verb_cue().is_match(first_own_sentence(f));
     let writes_by_name = f.operation.is_write();
     if a.read_only == Some(true)
         && (writes_by_name || desc_destructive || a.destructive == Some(true))
@@ -850,7 +862,7 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
     }
 
     // Budget.
-    if f.definition_bytes > 8 * 1024 {
+    if f.definition_bytes > 4 * 1024 {
         c.push(
             "TDQS-B003",
             t,
@@ -864,6 +876,14 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
             vec![],
         );
     }
+}
+
+/// The first sentence that describes the tool itself.
+pub fn first_own_sentence(f: &ToolFacts) -> &str {
+    f.sentences
+        .iter()
+        .find(|s| f.own_text.contains(s.as_str()))
+        .map_or("", String::as_str)
 }
 
 fn regex_list_values() -> &'static regex::Regex {

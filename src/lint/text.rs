@@ -221,6 +221,8 @@ pub const VERBS: &[&str] = &[
     "stream",
     "submit",
     "subscribe",
+    "suggest",
+    "recommend",
     "summarize",
     "summarise",
     "suspend",
@@ -228,6 +230,7 @@ pub const VERBS: &[&str] = &[
     "sync",
     "tag",
     "test",
+    "triage",
     "toggle",
     "trace",
     "track",
@@ -350,7 +353,7 @@ pub const ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("resp", &["response"]),
     ("spec", &["specification"]),
     ("src", &["source"]),
-    ("stats", &["statistics", "metrics"]),
+    ("stats", &["statistics", "metrics", "analytics"]),
     ("sync", &["synchronize", "synchronise", "synchronization"]),
     ("tmp", &["temporary"]),
     ("ts", &["timestamp"]),
@@ -421,6 +424,20 @@ pub fn singular(word: &str) -> String {
     }
 }
 
+/// A light stem: enough to equate `invite` and `invitation`, `configure` and `configuration`.
+pub fn stem(word: &str) -> String {
+    for suffix in [
+        "ations", "ation", "ions", "ion", "ings", "ing", "ers", "er", "es", "ed", "e", "s",
+    ] {
+        if let Some(rest) = word.strip_suffix(suffix) {
+            if rest.chars().count() >= 3 {
+                return rest.to_string();
+            }
+        }
+    }
+    word.to_string()
+}
+
 pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)
 }
@@ -452,9 +469,10 @@ pub fn is_generic_name_word(word: &str) -> bool {
 /// a prefix either way for words long enough to be meaningful, or an abbreviation pair.
 pub fn mentions(token: &str, text_words: &[String]) -> bool {
     let t = singular(token);
+    let ts = stem(&t);
     text_words.iter().any(|w| {
         let ws = singular(w);
-        if ws == t {
+        if ws == t || (ts.len() >= 4 && stem(&ws) == ts) {
             return true;
         }
         if t.len() >= 4 && ws.len() >= 4 && (ws.starts_with(&t) || t.starts_with(&ws)) {
@@ -566,7 +584,7 @@ macro_rules! cue {
 cue!(
     /// Explicit guidance on when to call the tool, or what must come first.
     usage_cue,
-    r"\b(use (this|it)( tool)? (when|to|for|if|before|after|only|instead)|use (when|for|to|before|after)\b|call (this|it)( tool)? (when|before|after|first|only)|call before|useful (for|when|to)|intended for|designed for|best for|ideal for|meant for|start here|requires? (an? |the )?\w|prerequisite|before (calling|using|you)|after (calling|using|creating)|only (when|if|for|after)|first call|call \w+ first|\w+ first to|when you (need|want|have|already)|if you (need|want|already))"
+    r"\b(use (this|it)( tool)? (when|to|for|if|before|after|only|instead)|use (when|for|to|before|after)\b|use [a-z0-9]+_[a-z0-9_]+ (to|for|when|if|instead)\b|call (this|it)( tool)? (when|before|after|first|only)|call before|useful (for|when|to)|intended for|designed for|best for|ideal for|meant for|start here|requires?\s+(an?\s+|the\s+)?\w|prerequisite|before (calling|using|you)|after (calling|using|creating)|only (when|if|for|after)|first call|call \w+ first|\w+ first to|when you (need|want|have|already)|if you (need|want|already))"
 );
 cue!(
     /// Saying when not to call the tool or what to use instead.
@@ -591,7 +609,7 @@ cue!(
 cue!(
     /// Disclosure that repeating the call is harmless or not.
     idempotent_cue,
-    r"\b(idempoten\w*|repeated calls?|calling (it )?(again|twice)|safe to retry|same result)"
+    r"\b(idempoten\w*|repeat(ed|ing)? (calls?|the same)|calling (it )?(again|twice)|safe to retry|same result|changes nothing)"
 );
 cue!(
     /// Limits: rate limits, caps, sizes, timeouts.
@@ -611,7 +629,7 @@ cue!(
 cue!(
     /// Side effects beyond the obvious: versions, notifications, asynchrony, immediacy.
     side_effect_cue,
-    r"\b(creates? a new version|new version|sends? (an? )?(email|notification|message|invite|invitation)|notif(y|ies|ication)|triggers?|side[- ]effects?|overwrit\w*|replaces? (the|any|existing|all)|in place|asynchronous\w*|async\b|queued?|background|immediately|takes effect|becomes? (active|the default)|orphan\w*|cascad\w*|also (deletes|removes|updates))"
+    r"\b(creates? a new version|new version|sends? (an? )?(email|notification|message|invite|invitation)|notif(y|ies|ication)|triggers?|side[- ]effects?|overwrit\w*|replaces? (the|any|existing|all)|in place|asynchronous\w*|async\b|queued?|background|immediately|takes effect|becomes? (active|the default)|orphan\w*|cascad\w*|also (deletes|removes|updates)|re-?opens?|reversible|can be (restored|undone|reverted|reopened)|stays? (readable|available|visible))"
 );
 cue!(
     /// Error behaviour.
@@ -621,7 +639,7 @@ cue!(
 cue!(
     /// Cost, latency or billing.
     cost_cue,
-    r"\b(costs?|billing|billed|charges?|expensive|cheap|free of charge|latency|slow|credits?)\b"
+    r"\b(costs? (\$|\d|money|credits?|tokens?)|billing|billed|charges? (per|for)|incurs?|expensive|cheap|free of charge|slow)\b"
 );
 cue!(
     /// A statement of what comes back.
@@ -708,6 +726,8 @@ pub const READ_VERBS: &[&str] = &[
     "ping",
     "poll",
     "report",
+    "suggest",
+    "recommend",
 ];
 /// Verbs that create.
 pub const CREATE_VERBS: &[&str] = &[

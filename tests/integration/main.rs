@@ -4,6 +4,7 @@ mod export;
 mod http_judges;
 mod http_stub;
 mod launch;
+mod lint;
 mod loopback;
 mod revision;
 mod spec;
