@@ -24,9 +24,9 @@ fn load(relative: &str) -> Value {
 }
 
 fn server(name: &str) -> Vec<Value> {
-    match load(&format!("tests/servers/{name}.json")) {
+    match load(&format!("examples/issue-tracker/{name}.json")) {
         Value::Array(tools) => tools,
-        other => panic!("tests/servers/{name}.json is not an array: {other}"),
+        other => panic!("examples/issue-tracker/{name}.json is not an array: {other}"),
     }
 }
 
