@@ -233,9 +233,10 @@ pub struct LintArgs {
     /// Findings as SARIF 2.1.0.
     #[arg(long)]
     pub sarif: bool,
-    /// Exit 1 when a finding of this severity or worse exists.
-    #[arg(long, value_enum, default_value_t = FailOnArg::Error)]
-    pub fail_on: FailOnArg,
+    /// Exit 1 when a finding of this severity or worse exists (default: `[lint] fail_on` of
+    /// tdqs-gate.toml, else error).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOnArg>,
     /// Exit 1 when the server's average scorecard is below N (0–100).
     #[arg(long, value_name = "N")]
     pub fail_under: Option<f64>,

@@ -260,7 +260,27 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     Ok(Verdict::Pass)
 }
 
-async fn lint_command(args: LintArgs, _verbosity: Verbosity) -> Result<Verdict, Error> {
+/// The `[lint]` table of the working tree's tdqs-gate.toml, when there is one.
+fn lint_config(
+    repo: Option<&std::path::Path>,
+) -> Result<(crate::lint::LintConfig, Option<String>), Error> {
+    let root = match crate::revision::Repo::open_without_pruning(repo) {
+        Ok(repo) => repo.workdir().map(std::path::Path::to_path_buf),
+        // Linting an export file needs no repository.
+        Err(_) if repo.is_none() => None,
+        Err(e) => return Err(e),
+    };
+    let Some(root) = root else {
+        return Ok((crate::lint::LintConfig::default(), None));
+    };
+    let config = crate::config::Config::load(&root)?;
+    let lint = crate::lint::LintConfig::from_toml(config.as_ref().and_then(|c| c.lint.as_ref()))?;
+    Ok((lint, config.map(|c| c.path.display().to_string())))
+}
+
+async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    use crate::lint::{self, FailOn};
+    let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
     let export = match &args.export {
         Some(path) => crate::digest::read_export(path)?,
         None => {
@@ -272,8 +292,39 @@ async fn lint_command(args: LintArgs, _verbosity: Verbosity) -> Result<Verdict, 
             gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[]).await?
         }
     };
-    let _ = (export, args);
-    Err(Error::usage("lint is being wired"))
+    let mut report = lint::lint_export(&export, &config);
+    report.artifact = args
+        .export
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .or(config_path);
+    let text = if args.json {
+        lint::render_json(&report)
+    } else if args.sarif {
+        lint::render_sarif(&report)
+    } else {
+        lint::render_text(&report)
+    };
+    let _ = write!(std::io::stdout(), "{}", redact(&text));
+    let fail_on = match args.fail_on {
+        Some(FailOnArg::Error) => FailOn::Error,
+        Some(FailOnArg::Warning) => FailOn::Warning,
+        Some(FailOnArg::Info) => FailOn::Info,
+        Some(FailOnArg::Never) => FailOn::Never,
+        None => config.fail_on.unwrap_or(FailOn::Error),
+    };
+    if let Some(n) = args.fail_under {
+        if !(0.0..=100.0).contains(&n) {
+            return Err(Error::usage(format!("--fail-under {n} is outside 0–100")));
+        }
+    }
+    let fail_under = args.fail_under.or(config.fail_under);
+    if lint::should_fail(&report, fail_on, fail_under) {
+        // Lint's own "block": findings at or above the threshold, or a scorecard below it.
+        say(verbosity, "tdqs-gate lint: failed its threshold");
+        return Ok(Verdict::Block);
+    }
+    Ok(Verdict::Pass)
 }
 
 fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {

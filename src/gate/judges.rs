@@ -5,7 +5,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::error::{Error, Stage};
-use crate::judge::anthropic::{AnthropicBatchJudge, AnthropicJudge, AnthropicOptions, BatchOptions};
+use crate::judge::anthropic::{
+    AnthropicBatchJudge, AnthropicJudge, AnthropicOptions, BatchOptions,
+};
 use crate::judge::claude_code::{ClaudeCodeConfig, ClaudeCodeJudge, OauthToken};
 use crate::judge::openai::{OpenAiJudge, OpenAiOptions};
 use crate::judge::static_judge::StaticJudge;
@@ -82,7 +84,10 @@ pub fn build(opts: &JudgeOptions, pins: &Pins) -> Result<Arc<dyn Judge>, Error> 
             let name = token_env.as_deref().unwrap_or("ANTHROPIC_API_KEY");
             let judge = AnthropicJudge::from_env(options, name)?;
             if opts.batch {
-                Ok(Arc::new(AnthropicBatchJudge::new(judge, BatchOptions::default())))
+                Ok(Arc::new(AnthropicBatchJudge::new(
+                    judge,
+                    BatchOptions::default(),
+                )))
             } else {
                 Ok(Arc::new(judge))
             }

@@ -139,7 +139,11 @@ pub fn render(report: &Report) -> String {
         calls.questions, calls.attempts, calls.shared_answers
     );
     if calls.reused_answers > 0 {
-        let _ = write!(footer, ", {} reused from earlier pairs", calls.reused_answers);
+        let _ = write!(
+            footer,
+            ", {} reused from earlier pairs",
+            calls.reused_answers
+        );
     }
     footer.push(')');
     if calls.tokens.input_tokens + calls.tokens.output_tokens > 0 {
