@@ -575,6 +575,43 @@ pub fn parse_decimal(text: &str) -> Option<Ratio<i64>> {
     Some(if negative { -value } else { value })
 }
 
+impl Pins {
+    /// The pins of a run: `--pins FILE` when given, else the embedded ones.
+    pub fn load(file: Option<&Path>) -> Result<Pins, Error> {
+        match file {
+            Some(path) => Pins::from_file(path),
+            None => Pins::embedded(),
+        }
+    }
+
+    /// Every weight and threshold in the form the scorer computes with.
+    pub fn weights(&self) -> crate::score::arith::Weights {
+        let dq = self.description_quality_weights();
+        let overall = self.overall_weights();
+        crate::score::arith::Weights {
+            dimensions: self
+                .dimension_weights()
+                .iter()
+                .map(|(d, w)| (d, i64::from(w)))
+                .collect(),
+            dq_mean: i64::from(dq.mean),
+            dq_minimum: i64::from(dq.minimum),
+            overall_dq: i64::from(overall.description_quality),
+            overall_coherence: i64::from(overall.coherence),
+            tiers: self.tier_thresholds(),
+        }
+    }
+
+    /// The confirmation rule in the form the decision takes.
+    pub fn confirmation_rule(&self) -> crate::decide::ConfirmationRule {
+        let c = self.confirmation();
+        crate::decide::ConfirmationRule {
+            initial_pairs: c.initial_pairs as usize,
+            confirmation_pairs_on_drop: c.confirmation_pairs_on_drop as usize,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -849,42 +886,5 @@ mod tests {
         // 0.1 + 0.2 style float noise never enters: the number's shortest text is parsed.
         let number = serde_json::Number::from_f64(0.3).unwrap();
         assert_eq!(exact_decimal(&number), Some(Ratio::new(3, 10)));
-    }
-}
-
-impl Pins {
-    /// The pins of a run: `--pins FILE` when given, else the embedded ones.
-    pub fn load(file: Option<&Path>) -> Result<Pins, Error> {
-        match file {
-            Some(path) => Pins::from_file(path),
-            None => Pins::embedded(),
-        }
-    }
-
-    /// Every weight and threshold in the form the scorer computes with.
-    pub fn weights(&self) -> crate::score::arith::Weights {
-        let dq = self.description_quality_weights();
-        let overall = self.overall_weights();
-        crate::score::arith::Weights {
-            dimensions: self
-                .dimension_weights()
-                .iter()
-                .map(|(d, w)| (d, i64::from(w)))
-                .collect(),
-            dq_mean: i64::from(dq.mean),
-            dq_minimum: i64::from(dq.minimum),
-            overall_dq: i64::from(overall.description_quality),
-            overall_coherence: i64::from(overall.coherence),
-            tiers: self.tier_thresholds(),
-        }
-    }
-
-    /// The confirmation rule in the form the decision takes.
-    pub fn confirmation_rule(&self) -> crate::decide::ConfirmationRule {
-        let c = self.confirmation();
-        crate::decide::ConfirmationRule {
-            initial_pairs: c.initial_pairs as usize,
-            confirmation_pairs_on_drop: c.confirmation_pairs_on_drop as usize,
-        }
     }
 }
