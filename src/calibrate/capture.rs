@@ -54,7 +54,10 @@ impl RegistryServer {
     pub fn coherence(&self) -> BTreeMap<CoherenceDimension, u8> {
         BTreeMap::from([
             (CoherenceDimension::Disambiguation, self.disambiguation),
-            (CoherenceDimension::NamingConsistency, self.naming_consistency),
+            (
+                CoherenceDimension::NamingConsistency,
+                self.naming_consistency,
+            ),
             (
                 CoherenceDimension::ToolCountAppropriateness,
                 self.tool_count_appropriateness,
@@ -110,17 +113,16 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
                 kind(other)
             )))
         }
-        None => return Err(refuse("the capture has no `server` object (the registry's rollups)")),
+        None => {
+            return Err(refuse(
+                "the capture has no `server` object (the registry's rollups)",
+            ))
+        }
     };
     let entries = match root.get("tools") {
         Some(Value::Array(tools)) if !tools.is_empty() => tools,
         Some(Value::Array(_)) => return Err(refuse("the capture lists no tools")),
-        Some(other) => {
-            return Err(refuse(format!(
-                "`tools` is {}, not an array",
-                kind(other)
-            )))
-        }
+        Some(other) => return Err(refuse(format!("`tools` is {}, not an array", kind(other)))),
         None => return Err(refuse("the capture has no `tools` array")),
     };
 
@@ -300,7 +302,10 @@ fn tool_scores(
     let mut scores = BTreeMap::new();
     for dimension in ToolDimension::ALL {
         let key = dimension.camel_key();
-        scores.insert(dimension, dimension_score(quality, key, &format!("{at}.{key}"))?);
+        scores.insert(
+            dimension,
+            dimension_score(quality, key, &format!("{at}.{key}"))?,
+        );
     }
     let tdqs = tenths_at(quality, "tdqs", &format!("{at}.tdqs"))?;
     let tier = tier_at(quality, "tier", &format!("{at}.tier"))?;
@@ -486,7 +491,8 @@ fn registry_server(
     Ok(published)
 }
 
-const ROLLUP_RULES: &str = "meanTdqs = round1(exact mean of the tools' TDQS); minTdqs = the lowest \
+const ROLLUP_RULES: &str =
+    "meanTdqs = round1(exact mean of the tools' TDQS); minTdqs = the lowest \
 TDQS; descriptionQualityScore = round1(60% exact mean + 40% lowest); coherenceScore = round1(mean \
 of disambiguation, namingConsistency, toolCountAppropriateness, completeness); overallScore = \
 round1(70% descriptionQualityScore + 30% coherenceScore); every tier from its own score \
@@ -658,8 +664,8 @@ mod tests {
     fn a_missing_set_hash_is_refused_with_the_value_to_seal_with() {
         let tools = one_tool();
         let hash = set_hash_of(&tools);
-        let err = check_capture(&capture(tools, one_server(), None), &Weights::default())
-            .unwrap_err();
+        let err =
+            check_capture(&capture(tools, one_server(), None), &Weights::default()).unwrap_err();
         assert_eq!(err.stage, Stage::Calibrate);
         assert!(err.advice.unwrap().contains(&hash));
     }
@@ -684,10 +690,11 @@ mod tests {
         let hash = set_hash_of(&tools);
         let mut server = one_server();
         server["overallScore"] = json!(3.1);
-        let err = check_capture(&capture(tools, server, Some(&hash)), &Weights::default())
-            .unwrap_err();
+        let err =
+            check_capture(&capture(tools, server, Some(&hash)), &Weights::default()).unwrap_err();
         assert!(
-            err.cause.contains("overallScore is 3.1, the tools give 3.0"),
+            err.cause
+                .contains("overallScore is 3.1, the tools give 3.0"),
             "{}",
             err.cause
         );

@@ -85,7 +85,11 @@ fn runs_text(m: &SetMeasure) -> String {
 fn lowest_runs_text(m: &SetMeasure) -> String {
     let same = m.runs.windows(2).all(|w| w[0].tools == w[1].tools);
     if same {
-        let tools = m.runs.first().map(|r| tool_list(&r.tools)).unwrap_or_default();
+        let tools = m
+            .runs
+            .first()
+            .map(|r| tool_list(&r.tools))
+            .unwrap_or_default();
         format!("{} {tools}", runs_text(m)).trim_end().to_string()
     } else {
         m.runs
@@ -129,17 +133,15 @@ pub fn render(record: &CalibrationRecord) -> String {
 
     let _ = writeln!(out, "# Calibration against the registry\n");
     let _ = writeln!(out, "> {}\n", escape(&record.note));
-    if let Some(note) = &record.capture.note {
-        let _ = writeln!(out, "> Capture: {}\n", escape(note));
-    }
     let source = registry
         .source
         .as_deref()
-        .map(|s| format!(" ({s})"))
+        .map(|s| format!(" (source: {})", escape(s)))
         .unwrap_or_default();
     let _ = writeln!(
         out,
-        "The registry{source} scored release {} at {}: {} tools, set hash `{}`.",
+        "The capture{source} holds release {} as the registry scored it at {}: {} tools, set \
+         hash `{}`.",
         escape(&registry.release),
         escape(&server.scored_at),
         server.tool_count,

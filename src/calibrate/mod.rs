@@ -100,8 +100,8 @@ pub fn read_capture(path: &Path, pins: &Pins) -> Result<CheckedCapture, Error> {
         .map_err(|e| e.context(format!("capture {}", path.display())))
 }
 
-/// What the record says about the judge, in plain words.
-fn note_for(scoring: &Scoring, pins: &Pins) -> String {
+/// What the record says about the judge and the capture, in plain words.
+fn note_for(scoring: &Scoring, pins: &Pins, capture: &CheckedCapture) -> String {
     let judge = &scoring.judge;
     let mut note = if judge.model_judged {
         format!(
@@ -118,6 +118,10 @@ fn note_for(scoring: &Scoring, pins: &Pins) -> String {
             pins.model()
         )
     };
+    if let Some(capture_note) = &capture.note {
+        note.push_str(" The capture: ");
+        note.push_str(capture_note.trim());
+    }
     if !scoring.pins_embedded {
         note.push_str(
             " Scored with pins other than the embedded tdqs/version.json, so this is not a \
@@ -179,7 +183,7 @@ async fn calibrate(
         }
         runs.push((side, calls));
     }
-    let note = note_for(&scoring, &pins);
+    let note = note_for(&scoring, &pins, &capture);
     let record = record::build(record::Inputs {
         capture: &capture,
         runs: &runs,
@@ -226,7 +230,9 @@ pub fn read_record(path: &Path) -> Result<CalibrationRecord, Error> {
             Stage::Calibrate,
             format!("{} is not a calibration record: {e}", path.display()),
         )
-        .with_advice("make the calibration again with `tdqs-gate --calibrate` (docs/calibration.md)")
+        .with_advice(
+            "make the calibration again with `tdqs-gate --calibrate` (docs/calibration.md)",
+        )
     })
 }
 
@@ -255,8 +261,7 @@ pub fn print_summary(done: &Calibrated, out: &mut dyn Write) -> Result<Verdict, 
         done.json.display(),
         done.markdown.display()
     );
-    writeln!(out, "{}", redact(&line)).map_err(|e| {
-        Error::io(Stage::Report, "cannot write the summary", e)
-    })?;
+    writeln!(out, "{}", redact(&line))
+        .map_err(|e| Error::io(Stage::Report, "cannot write the summary", e))?;
     Ok(Verdict::Pass)
 }

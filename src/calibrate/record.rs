@@ -510,7 +510,9 @@ fn whole_set(capture: &CheckedCapture, runs: &[RunRecord], weights: &Weights) ->
     let overall = tiered(
         server.overall_score,
         server.overall_tier,
-        runs.iter().map(|r| value(r.rollups.overall_score)).collect(),
+        runs.iter()
+            .map(|r| value(r.rollups.overall_score))
+            .collect(),
     );
     let description_quality = tiered(
         server.description_quality_score,
@@ -609,7 +611,12 @@ fn spread(runs: &[RunRecord], tools: &BTreeMap<String, ToolComparison>) -> Sprea
     };
     let exact_means: Vec<Frac> = runs
         .iter()
-        .filter_map(|r| r.rollups.exact_mean_tdqs.as_deref().and_then(parse_fraction))
+        .filter_map(|r| {
+            r.rollups
+                .exact_mean_tdqs
+                .as_deref()
+                .and_then(parse_fraction)
+        })
         .collect();
     let zero = Frac::from_integer(0);
     let value = |t: Option<Tenths>| t.unwrap_or(Tenths(0));
