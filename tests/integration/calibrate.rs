@@ -689,3 +689,80 @@ fn a_capture_scored_before_round1_is_refused() {
         err.cause
     );
 }
+
+/// The whole path of a model judge: prompts from the (stand-in) specification in the cache,
+/// rendered for every tool and the set, asked of the Claude Code CLI (the fake stands in for
+/// it), validated, scored three times and recorded.
+#[test]
+fn calibrates_through_the_claude_code_cli() {
+    use tdqs_gate::spec::extract::{extract_prompts, PromptKey};
+
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("claude");
+    std::fs::copy(env!("CARGO_BIN_EXE_fake-claude"), &program).unwrap();
+
+    // The fake answers the set question only when its prompt names `shadowing_risks`, so the
+    // stand-in set prompt gets that word; the pins carry the hashes of this README.
+    let spec_fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec");
+    let line = "Rate disambiguation, naming_consistency, tool_count_appropriateness and completeness from 1 to 5.";
+    let readme = std::fs::read_to_string(spec_fixtures.join("standin-readme.md"))
+        .unwrap()
+        .replace(
+            line,
+            &format!("{line}\nList the confirmed shadowing_risks."),
+        );
+    let prompts = extract_prompts(&readme).unwrap();
+    let mut pins: Value = serde_json::from_str(
+        &std::fs::read_to_string(spec_fixtures.join("standin-pins.json")).unwrap(),
+    )
+    .unwrap();
+    for key in PromptKey::ALL {
+        pins["prompt_sha256"][key.name()] = json!(prompts.sha256(key));
+    }
+    let pins_path = dir.path().join("pins.json");
+    std::fs::write(&pins_path, serde_json::to_vec_pretty(&pins).unwrap()).unwrap();
+    let commit = pins["spec_commit"].as_str().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join("tdqs-gate")).unwrap();
+    std::fs::write(
+        cache.join("tdqs-gate").join(format!("{commit}.md")),
+        &readme,
+    )
+    .unwrap();
+
+    let mut opts = options(
+        fixtures().join("capture.json"),
+        dir.path().join("out"),
+        JudgeMode::ClaudeCode,
+    );
+    opts.judge.pins = Some(pins_path);
+    opts.judge.cache_dir = Some(cache);
+    opts.judge.claude = Some(program);
+    opts.judge.concurrency = 3;
+    let done = runtime()
+        .block_on(calibrate::run(&opts, Arc::new(NoProgress)))
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    let record = &done.record;
+    assert_eq!(record.scoring.judge.mode, "claude-code");
+    assert_eq!(record.scoring.judge.model, "claude-test-model");
+    assert!(record.scoring.judge.model_judged);
+    assert!(!record.scoring.pins_embedded);
+    assert_eq!(record.scoring.prompts.as_ref().unwrap().source, "cache");
+    assert!(
+        record.note.contains("language model claude-test-model"),
+        "{}",
+        record.note
+    );
+    assert!(
+        record.note.contains("pins other than the embedded"),
+        "{}",
+        record.note
+    );
+    assert!(record.warnings.iter().any(|w| w.contains("pins replaced")));
+    assert_eq!(record.runs.len(), 3);
+    // Five asked tools and the set, per run; ping_tracker is decided without a call.
+    assert_eq!(record.calls.questions, 18);
+    assert_eq!(record.calls.attempts, 18);
+    assert_eq!(record.summary.tools.len(), 6);
+    assert!(done.markdown.exists());
+}
