@@ -135,9 +135,15 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
         return Ok(print_outcome(outcome, verbosity));
     }
     if let Some(capture) = &args.calibrate {
-        let judge = judge_options(&args.judge)?;
-        let _ = (capture, judge, progress);
-        return Err(Error::usage("calibrate is being wired"));
+        let opts = crate::calibrate::CalibrateOptions {
+            capture: capture.clone(),
+            runs: args.runs,
+            judge: judge_options(&args.judge)?,
+            report_dir: args.report_dir.clone(),
+        };
+        let done = crate::calibrate::run(&opts, progress.clone()).await;
+        progress.finish();
+        return crate::calibrate::print_summary(&done?, &mut std::io::stdout());
     }
     let opts = gate_options(&args)?;
     let outcome = gate::run(&opts, progress.clone()).await;

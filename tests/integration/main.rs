@@ -1,3 +1,4 @@
+mod calibrate;
 mod claude_code;
 mod digest;
 mod export;
