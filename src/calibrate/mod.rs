@@ -160,9 +160,11 @@ async fn calibrate(
         judge,
         weights: weights.clone(),
         retries: pins.retries(),
-        concurrency: opts.judge.concurrency.max(1),
+        concurrency: opts.judge.effective_concurrency(),
         share_identical: false,
         progress: Arc::clone(&progress),
+        // A deterministic judge answers each question once for all runs.
+        memo: Default::default(),
     };
     let mut runs = Vec::with_capacity(opts.runs);
     for n in 1..=opts.runs {
