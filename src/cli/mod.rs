@@ -66,6 +66,29 @@ pub(crate) fn print_invalid(error: &Error) {
     let _ = writeln!(err, "INVALID: {}", redact(&error.summary()));
 }
 
+/// Resolves on Ctrl-C, or on SIGTERM (how CI systems cancel a job), naming the signal.
+async fn interrupted() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "Ctrl-C",
+                _ = term.recv() => "SIGTERM",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "Ctrl-C"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}
+
 fn run(cli: Cli) -> ExitCode {
     let verbosity = verbosity(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -85,10 +108,10 @@ fn run(cli: Cli) -> ExitCode {
     let verdict = runtime.block_on(async {
         tokio::select! {
             verdict = commands::dispatch(cli, verbosity) => verdict,
-            _ = tokio::signal::ctrl_c() => {
+            signal = interrupted() => {
                 // Dropping the command's future runs every guard: server process groups are
                 // killed and temporary worktrees removed before we exit.
-                print_invalid(&Error::new(Stage::Interrupted, "interrupted (Ctrl-C)")
+                print_invalid(&Error::new(Stage::Interrupted, format!("interrupted ({signal})"))
                     .with_advice("nothing was decided; run the gate again"));
                 Verdict::Invalid
             }
