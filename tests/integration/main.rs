@@ -1,6 +1,7 @@
 mod claude_code;
 mod digest;
 mod export;
+mod gate;
 mod http_judges;
 mod http_stub;
 mod launch;
