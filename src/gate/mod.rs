@@ -66,12 +66,7 @@ impl Draft {
             (Some(b), Some(h)) => Some(Changes::between(b, h)),
             _ => None,
         };
-        let causes = self.pairs.first().and_then(|p| {
-            match (p.base.rollups.mean_tdqs, p.head.rollups.mean_tdqs) {
-                (Some(b), Some(h)) if h < b => Some(report::causes::explain(&p.base, &p.head)),
-                _ => None,
-            }
-        });
+        let causes = report::causes::of_first_pair(&self.pairs);
         Report {
             schema_version: report::REPORT_SCHEMA_VERSION,
             generator: Generator::default(),

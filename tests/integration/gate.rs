@@ -525,6 +525,23 @@ fn check_rejects_an_edited_export() {
 }
 
 #[test]
+fn check_rejects_an_edited_account_of_what_fell() {
+    let (setup, run) = blocked();
+    let path = edited_report(&setup, &run, |r| {
+        r["causes"]["tools"][0]["dimensions"][0]["justification"] = json!("Edited by hand.");
+    });
+    let checked = check(&setup, &path);
+    checked.assert_code(2);
+    assert!(
+        checked
+            .stderr
+            .contains("(`causes`) does not follow from its first pair"),
+        "{}",
+        checked.describe()
+    );
+}
+
+#[test]
 fn check_rejects_a_wrong_pair_count() {
     let (setup, run) = blocked();
     let path = edited_report(&setup, &run, |r| {
@@ -858,6 +875,87 @@ fn the_pre_push_hook_blocks_a_worse_push_and_lets_a_better_one_through() {
         "{}",
         invalid.describe()
     );
+}
+
+#[test]
+fn a_real_push_of_another_branch_is_judged_on_the_pushed_commit() {
+    let careful = static_fixture("careful");
+    let careless = static_fixture("careless");
+    let setup = Setup::new(&careful);
+    let remote = setup.work().join("remote.git");
+    crate::support::gitrepo::git(setup.work(), ["init", "-q", "--bare", "remote.git"]);
+    setup
+        .repo
+        .git(["remote", "add", "origin", remote.to_str().unwrap()]);
+    setup.repo.git(["push", "-q", "origin", "main"]);
+    std::fs::write(
+        setup.repo.path.join(".git/info/exclude"),
+        ".tool-definition-score/\n",
+    )
+    .unwrap();
+    setup
+        .run_raw(
+            &[
+                "install-hook".into(),
+                "--base".into(),
+                "origin/main".into(),
+                "--args".into(),
+                "--judge static".into(),
+            ],
+            setup.work().into(),
+            |_| {},
+        )
+        .assert_code(0);
+    // The worse definitions go on a branch that is not checked out when it is pushed.
+    let worse = setup.commit_branch("worse", &careless);
+    setup.repo.git(["checkout", "-q", "main"]);
+    let push = |target: &str| {
+        let tmp = setup.work().join(format!("tmp-push-{}", unique_name()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let output = crate::support::gitrepo::git_command(&setup.repo.path)
+            .args(["push", "origin", target])
+            .env("TMPDIR", &tmp)
+            .env("TDQS_GATE", GATE)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_OUTPUT")
+            .output()
+            .unwrap();
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (pushed, stderr) = push("worse");
+    assert!(!pushed, "the worse branch was pushed: {stderr}");
+    assert!(
+        stderr.contains("tdqs-gate: BLOCK: pushing refs/heads/worse"),
+        "{stderr}"
+    );
+    let remote_refs = crate::support::gitrepo::git(&remote, ["for-each-ref"]);
+    assert!(!remote_refs.contains("refs/heads/worse"), "{remote_refs}");
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            setup
+                .repo
+                .path
+                .join(".tool-definition-score/tool-definition-score.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["headCommit"], worse);
+    assert_eq!(report["decision"], "block");
+
+    // A branch whose definitions did not change goes through.
+    setup.repo.git(["checkout", "-q", "-b", "docs"]);
+    setup.repo.write("README.md", "Notes.\n");
+    setup.repo.commit_all("docs");
+    setup.repo.git(["checkout", "-q", "main"]);
+    let (pushed, stderr) = push("docs");
+    assert!(pushed, "{stderr}");
+    let worktrees = setup.repo.git(["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
 }
 
 /// A short name unique within this process, for per-run folders.
