@@ -187,6 +187,14 @@ fn a_reworded_description_asks_two_plus_two_questions_and_shares_the_rest() {
     assert!(run
         .markdown()
         .contains("Model calls: 7 (7 attempts, 3 shared answers)"));
+    // Not a terminal: plain progress lines.
+    assert!(
+        run.stderr
+            .contains("tdqs-gate: 7 judge questions for this pair")
+            && run.stderr.contains("tdqs-gate: answered 7/7"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
@@ -419,6 +427,129 @@ fn an_unreachable_judge_is_invalid_once_the_definitions_differ() {
     assert_eq!(report["scored"], false);
 }
 
+#[test]
+fn each_invalid_row_of_the_result_table_is_exit_2_with_a_report() {
+    let tampered = std::fs::read_to_string(fixture("spec/standin-readme.md"))
+        .unwrap()
+        .replacen("test double", "stand-in", 1);
+    let tampered_spec = crate::loopback::Loopback::routes(vec![(
+        "GET",
+        "/README.md",
+        crate::loopback::Response::ok(tampered),
+    )]);
+    let tampered_url = tampered_spec.url("/README.md");
+    // (what, fake control, extra arguments, the cause must say)
+    let rows: Vec<(&str, Value, Vec<String>, &str)> = vec![
+        (
+            "no token",
+            json!({}),
+            vec!["--token-env".into(), "TDQS_E2E_UNSET_TOKEN".into()],
+            "`TDQS_E2E_UNSET_TOKEN` is not set",
+        ),
+        (
+            "a prompt that fails its hash",
+            json!({}),
+            vec![],
+            "tool_system",
+        ),
+        (
+            "another model answering",
+            json!({"calls": ["model:claude-other-model"]}),
+            vec![],
+            "claude-other-model",
+        ),
+        (
+            "an answer unreadable after its retries",
+            json!({"calls": ["garbage"]}),
+            vec![],
+            "after 3 attempts",
+        ),
+    ];
+    for (what, control, extra, expected) in rows {
+        let setup = Setup::new(&base_tools());
+        setup.set_head(&head_with(WORSE));
+        setup.fake.control(control);
+        let mut args = vec!["--base".to_string(), "main".to_string()];
+        args.extend(setup.judge_args());
+        if what == "a prompt that fails its hash" {
+            let at = args.iter().position(|a| a == "--spec-url").unwrap();
+            args[at + 1] = tampered_url.clone();
+        }
+        args.extend(extra);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = setup.run(&refs);
+        assert_eq!(run.code, 2, "{what}: {}", run.describe());
+        let report = run.report();
+        assert_schema_valid(&report);
+        assert_eq!(report["decision"], "invalid", "{what}");
+        let cause = report["error"]["cause"].as_str().unwrap();
+        assert!(cause.contains(expected), "{what}: {cause}");
+        assert!(
+            run.stderr
+                .lines()
+                .any(|l| l.starts_with("INVALID: ") && l.contains(expected)),
+            "{what}: {}",
+            run.describe()
+        );
+        assert!(
+            report["base"].is_object() && report["head"].is_object(),
+            "{what}"
+        );
+    }
+    assert!(tampered_spec.request_count() >= 1);
+}
+
+#[test]
+fn export_files_decide_without_servers_and_check_against_them() {
+    let setup = drop_setup(&[1, 2, 3]);
+    let exports = setup.work().join("exports");
+    std::fs::create_dir_all(&exports).unwrap();
+    let base = exports.join("base.json");
+    let head = exports.join("head.json");
+    for (args, file) in [(vec!["--rev", "main"], &base), (vec![], &head)] {
+        let mut all = vec!["export".to_string()];
+        all.extend(args.iter().map(|s| s.to_string()));
+        all.extend(["-o".into(), file.display().to_string()]);
+        setup
+            .run_raw(&all, setup.work().into(), |_| {})
+            .assert_code(0);
+    }
+    // From anywhere, with no repository and no server: the exports carry everything.
+    let mut args = vec![
+        "--base-export".to_string(),
+        base.display().to_string(),
+        "--head-export".to_string(),
+        head.display().to_string(),
+    ];
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let elsewhere = setup.work().to_path_buf();
+    let run = setup.run_with(&refs, |c| {
+        c.current_dir(&elsewhere);
+    });
+    run.assert_code(1);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(
+        report["baseCommit"].as_str().unwrap(),
+        setup.repo.rev_parse("main")
+    );
+    assert_eq!(report["pairs"].as_array().unwrap().len(), 3);
+
+    let check_args = [
+        "--check".to_string(),
+        run.report_path().display().to_string(),
+        "--base-export".to_string(),
+        base.display().to_string(),
+        "--head-export".to_string(),
+        head.display().to_string(),
+        "--pins".to_string(),
+        standin_pins().display().to_string(),
+    ];
+    let refs: Vec<&str> = check_args.iter().map(String::as_str).collect();
+    setup.run(&refs).assert_code(1);
+}
+
 /// A BLOCK run and its report, for the `--check` tests.
 fn blocked() -> (Setup, Run) {
     let setup = drop_setup(&[1, 2, 3]);
@@ -631,6 +762,7 @@ fn exit_codes_of_usage_errors_and_help() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // process states are read from /proc
 fn ctrl_c_while_the_judge_hangs_is_invalid_and_leaves_nothing_running() {
     let setup = Setup::new(&base_tools());
     setup.set_head(&head_with(WORSE));
@@ -686,6 +818,7 @@ fn ctrl_c_while_the_judge_hangs_is_invalid_and_leaves_nothing_running() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // process states are read from /proc
 fn ctrl_c_while_a_server_hangs_is_invalid_and_leaves_nothing_running() {
     let setup = Setup::new(&base_tools());
     let pids = setup.work().join("pids");

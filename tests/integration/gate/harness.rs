@@ -397,6 +397,7 @@ pub fn assert_schema_valid(report: &Value) {
     );
 }
 
+#[cfg(target_os = "linux")]
 /// Whether a process exists and is not a zombie waiting for a parent that will never reap it.
 pub fn alive(pid: i64) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -409,6 +410,7 @@ pub fn alive(pid: i64) -> bool {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Live (non-zombie) members of a process group.
 pub fn group_members(pgid: i64) -> Vec<i64> {
     let mut members = Vec::new();
