@@ -25,7 +25,8 @@
 //!   - `crash`: a message on stderr, nothing on stdout, exit 3;
 //!   - `hang`: starts a helper process (it stays in the fake's process group), then never answers;
 //!   - `answer-leaving-helper`: starts a helper that keeps stdout open, answers well and exits.
-//!   - `script` (optional): a list of rules for `-p` calls, tried in order before `calls`:
+//!
+//!   `script` (optional): a list of rules for `-p` calls, tried in order before `calls`:
 //!     `{"kind": "tool"|"coherence", "contains": ["Tool under review: b_tool\n", "text"],
 //!       "occurrences": [2, 3], "behaviour": "answer", "all": 4, "scores": {"purpose_clarity": 2},
 //!       "justification": "…", "summary": "…", "latency_ms": 50}`.
@@ -41,8 +42,8 @@
 //! - `fake-claude.log` — written by the fake: one JSON line per run with its argv, cwd, the
 //!   entries of the cwd at start, the complete environment, stdin, the system prompt file's
 //!   contents, its pid and process group (and the helper's pid for `hang`); for `-p` runs also
-//!   `call_index`, `behaviour`, `question` (its kind), `occurrence` and `rule` (the index of the script rule
-//!   that applied, or null).
+//!   `call_index`, `behaviour`, `question` (its kind), `occurrence` and `rule` (the index of the
+//!   script rule that applied, or null).
 //! - `fake-claude.calls/` and `fake-claude.seen/` — the fake's counters (one empty file per
 //!   call, and per occurrence of each distinct prompt).
 //!

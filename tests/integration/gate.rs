@@ -752,13 +752,23 @@ fn exit_codes_of_usage_errors_and_help() {
         assert_eq!(run.code, 2, "{args:?}: {}", run.describe());
         assert!(!run.stderr.is_empty(), "{args:?}: no message");
     }
-    // A revision that does not exist is INVALID too, with a report of what is known.
-    let mut args = vec!["--base".to_string(), "no-such-branch".to_string()];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run(&refs);
-    run.assert_code(2);
-    assert!(run.stderr.contains("INVALID: "), "{}", run.describe());
+    // A revision that does not exist is INVALID too, and a head already checked out for the
+    // run is removed again (`run` checks that nothing is left).
+    for head in [None, Some("main")] {
+        let mut args = vec!["--base".to_string(), "no-such-branch".to_string()];
+        if let Some(head) = head {
+            args.extend(["--head".to_string(), head.to_string()]);
+        }
+        args.extend(setup.judge_args());
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = setup.run(&refs);
+        run.assert_code(2);
+        assert!(
+            run.stderr.contains("INVALID: ") && run.stderr.contains("no-such-branch"),
+            "{}",
+            run.describe()
+        );
+    }
 }
 
 #[test]
