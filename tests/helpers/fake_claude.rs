@@ -27,18 +27,18 @@
 //!   - `answer-leaving-helper`: starts a helper that keeps stdout open, answers well and exits.
 //!
 //!   `script` (optional): a list of rules for `-p` calls, tried in order before `calls`:
-//!     `{"kind": "tool"|"coherence", "contains": ["Tool under review: b_tool\n", "text"],
-//!       "occurrences": [2, 3], "behaviour": "answer", "all": 4, "scores": {"purpose_clarity": 2},
-//!       "justification": "…", "summary": "…", "latency_ms": 50}`.
-//!     A rule applies when every key it has matches: `kind` is the question's kind (coherence
-//!     when the prompts name the set-level dimensions or list a catalogue), each `contains`
-//!     string occurs in the user prompt (stdin), and `occurrences` lists how many times this
-//!     exact prompt (system and user text) has been asked so far, this call included, counted
-//!     across runs from the directory (a retry is a new occurrence). The first rule that applies
-//!     gives the call's behaviour (default `answer`); its answer starts from the prompt-derived
-//!     one, sets every dimension of the kind to `all`, then each dimension named in `scores`
-//!     (a number, or `{"score", "justification"}`). `latency_ms` replaces the global latency.
-//!     A call no rule applies to behaves as `calls` says.
+//!   `{"kind": "tool"|"coherence", "contains": ["Tool under review: b_tool\n", "text"],
+//!     "occurrences": [2, 3], "behaviour": "answer", "all": 4, "scores": {"purpose_clarity": 2},
+//!     "justification": "…", "summary": "…", "latency_ms": 50}`.
+//!   A rule applies when every key it has matches: `kind` is the question's kind (coherence
+//!   when the prompts name the set-level dimensions or list a catalogue), each `contains`
+//!   string occurs in the user prompt (stdin), and `occurrences` lists how many times this
+//!   exact prompt (system and user text) has been asked so far, this call included, counted
+//!   across runs from the directory (a retry is a new occurrence). The first rule that applies
+//!   gives the call's behaviour (default `answer`); its answer starts from the prompt-derived
+//!   one, sets every dimension of the kind to `all`, then each dimension named in `scores`
+//!   (a number, or `{"score", "justification"}`). `latency_ms` replaces the global latency.
+//!   A call no rule applies to behaves as `calls` says.
 //! - `fake-claude.log` — written by the fake: one JSON line per run with its argv, cwd, the
 //!   entries of the cwd at start, the complete environment, stdin, the system prompt file's
 //!   contents, its pid and process group (and the helper's pid for `hang`); for `-p` runs also
