@@ -2,7 +2,8 @@
 //!
 //! Checked: the pins digest; every export's internal hashes and the current exports' hashes;
 //! every TDQS, tier, smell and rollup recomputed from the recorded dimension scores; the number of
-//! pairs against the confirmation rule; the decision and medians against the recorded means. The
+//! pairs against the confirmation rule; what fell on the first pair (`causes`, which the summary
+//! shows) against that pair; the decision and medians against the recorded means. The
 //! verdict of a report that passes every check is its own (PASS 0, BLOCK 1); any difference is
 //! INVALID and names what differs.
 
@@ -166,6 +167,12 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
                 )));
             }
         }
+    }
+    // The account of what fell is rendered into the summary: it must follow from the first pair.
+    if crate::report::causes::of_first_pair(&report.pairs) != report.causes {
+        return Err(differs(
+            "the report's account of what fell (`causes`) does not follow from its first pair",
+        ));
     }
     // The decision against the rule.
     if base.set_hash == head.set_hash {

@@ -1,7 +1,9 @@
 //! `tdqs-gate install-hook`: a git pre-push hook that runs the gate against the upstream branch.
 //!
-//! The hook compares `HEAD` (what is being pushed) with the base. BLOCK stops the push; INVALID
-//! warns and lets it through unless the hook was installed with `--strict`.
+//! The hook compares each commit being pushed (git names them on the hook's standard input; a
+//! push of another branch than the current one does not push `HEAD`) with the base; run by hand,
+//! with nothing on standard input, it compares `HEAD`. BLOCK stops the push; INVALID warns and
+//! lets it through unless the hook was installed with `--strict`.
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +27,7 @@ pub fn script(
     format!(
         r#"#!/bin/sh
 {MARKER}
-# Runs the tool definition gate on what is being pushed (HEAD) against the base below.
+# Runs the tool definition gate on each commit being pushed against the base below.
 # Exit codes of the gate: 0 PASS, 1 BLOCK, 2 INVALID. Skip once with: git push --no-verify
 base={base}
 strict={strict}
@@ -33,19 +35,40 @@ gate="${{TDQS_GATE:-}}"
 if [ -z "$gate" ]; then
   if command -v tdqs-gate >/dev/null 2>&1; then gate=tdqs-gate; else gate={fallback}; fi
 fi
-"$gate" --base "$base" --head HEAD {extra}
-code=$?
-case "$code" in
-  0) exit 0 ;;
-  1) echo "tdqs-gate: BLOCK: the push would lower the tool definitions' mean TDQS (see .tool-definition-score/tool-definition-score.md)" >&2
-     exit 1 ;;
-  *) if [ "$strict" = 1 ]; then
-       echo "tdqs-gate: INVALID (exit $code): push refused because the hook is strict" >&2
-       exit 1
-     fi
-     echo "tdqs-gate: INVALID (exit $code): the gate could not decide; the push goes through" >&2
-     exit 0 ;;
-esac
+verdict=0
+check() {{
+  # The gate's standard input is not the hook's: the list of refs stays unread by it.
+  "$gate" --base "$base" --head "$1" {extra} </dev/null
+  code=$?
+  case "$code" in
+    0) ;;
+    1) echo "tdqs-gate: BLOCK: pushing $2 would lower the tool definitions' mean TDQS (see .tool-definition-score/tool-definition-score.md)" >&2
+       verdict=1 ;;
+    *) if [ "$strict" = 1 ]; then
+         echo "tdqs-gate: INVALID (exit $code) for $2: push refused because the hook is strict" >&2
+         verdict=1
+       else
+         echo "tdqs-gate: INVALID (exit $code) for $2: the gate could not decide; the push goes through" >&2
+       fi ;;
+  esac
+}}
+# git writes "<local ref> <local sha> <remote ref> <remote sha>" per ref it updates.
+listed=0
+if [ ! -t 0 ]; then
+  while read -r local_ref local_sha remote_ref remote_sha; do
+    [ -n "$local_sha" ] || continue
+    listed=1
+    case "$local_sha" in
+      *[!0]*) check "$local_sha" "$local_ref" ;;
+      *) ;; # a deletion pushes no commit
+    esac
+  done
+fi
+# Run by hand, with no refs listed: what is checked out.
+if [ "$listed" = 0 ]; then
+  check HEAD HEAD
+fi
+exit "$verdict"
 "#,
         base = shell_quote(base),
         strict = if strict { 1 } else { 0 },
@@ -139,7 +162,8 @@ mod tests {
         );
         assert!(s.contains("base='origin/it'\\''s'"));
         assert!(s.contains("strict=1"));
-        assert!(s.contains("--head HEAD --judge static"));
+        assert!(s.contains(r#"--head "$1" --judge static </dev/null"#));
+        assert!(s.contains("check HEAD HEAD"));
         assert!(s.starts_with("#!/bin/sh\n# installed by tdqs-gate install-hook"));
     }
 }

@@ -1,8 +1,9 @@
 //! The gate: ties revisions, exports, digests, the judge and the decision together.
 //!
-//! Order matters for cost: the judge's preflight (credentials, CLI present) runs before any
-//! export, but its failure only matters once the definitions are known to differ; equal set
-//! hashes PASS with no model call and no prompt fetch.
+//! Order matters for cost: the judge is built (credentials read, CLI found) before any export,
+//! but its failure only matters once the definitions are known to differ. Its preflight (which
+//! runs the CLI) waits until then too: equal set hashes PASS without starting the judge's
+//! program, with no model call and no prompt fetch.
 
 pub mod check;
 pub mod hook;
@@ -65,12 +66,7 @@ impl Draft {
             (Some(b), Some(h)) => Some(Changes::between(b, h)),
             _ => None,
         };
-        let causes = self.pairs.first().and_then(|p| {
-            match (p.base.rollups.mean_tdqs, p.head.rollups.mean_tdqs) {
-                (Some(b), Some(h)) if h < b => Some(report::causes::explain(&p.base, &p.head)),
-                _ => None,
-            }
-        });
+        let causes = report::causes::of_first_pair(&self.pairs);
         Report {
             schema_version: report::REPORT_SCHEMA_VERSION,
             generator: Generator::default(),
@@ -203,13 +199,9 @@ async fn run_inner(
     progress: Arc<dyn Progress>,
     draft: &mut Draft,
 ) -> Result<Decided, Error> {
-    // The judge is built and checked first (cheap, no model call); its failure is held until a
-    // model is known to be needed.
+    // The judge is built first (cheap, runs nothing); its failure is held until a model is known
+    // to be needed.
     let judge = judges::build(&opts.judge, &draft.pins);
-    let preflight = match &judge {
-        Ok(judge) => judge.preflight().await,
-        Err(e) => Err(e.clone()),
-    };
 
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
@@ -259,15 +251,10 @@ async fn run_inner(
         ));
     }
 
-    match preflight {
-        Ok(warnings) => draft.warnings.extend(warnings),
-        Err(e) => {
-            return Err(
-                e.context("the definitions changed and need a judge, but the judge cannot run")
-            )
-        }
-    }
-    let judge = judge?;
+    let cannot_run = "the definitions changed and need a judge, but the judge cannot run";
+    let judge = judge.map_err(|e| e.context(cannot_run))?;
+    let warnings = judge.preflight().await.map_err(|e| e.context(cannot_run))?;
+    draft.warnings.extend(warnings);
     let prompts = prepare::load_prompts(&opts.judge, &draft.pins, judge.as_ref()).await?;
     draft.warnings.extend(prompts.warnings.iter().cloned());
     let base_prepared = prepare::prepare_side(&base.export, prompts.prompts.as_ref())?;
@@ -312,11 +299,13 @@ async fn run_inner(
                     format!("the first pair dropped: scoring confirmation pair {n}")
                 };
                 progress.event(ProgressEvent::Note(label));
-                let (b, h, calls) = scorer
-                    .score_pair(&base_prepared, &head_prepared)
-                    .await
-                    .map_err(|e| e.context(format!("pair {n}")))?;
-                draft.calls.add(&calls);
+                // Calls made by a pair that fails still count in the report.
+                let mut spent = CallStats::default();
+                let scored = scorer
+                    .score_pair_counted(&base_prepared, &head_prepared, &mut spent)
+                    .await;
+                draft.calls.add(&spent);
+                let (b, h, calls) = scored.map_err(|e| e.context(format!("pair {n}")))?;
                 draft.pairs.push(Pair {
                     base: b,
                     head: h,

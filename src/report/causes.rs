@@ -6,6 +6,16 @@ use crate::score::results::SideScore;
 
 use super::model::*;
 
+/// What fell on the first of `pairs`, when its head mean is below its base mean; `None`
+/// otherwise. The gate records this and `--check` recomputes it.
+pub fn of_first_pair(pairs: &[Pair]) -> Option<Causes> {
+    let first = pairs.first()?;
+    match (first.base.rollups.mean_tdqs, first.head.rollups.mean_tdqs) {
+        (Some(base), Some(head)) if head < base => Some(explain(&first.base, &first.head)),
+        _ => None,
+    }
+}
+
 /// Explains a first pair whose head mean is below its base mean.
 pub fn explain(base: &SideScore, head: &SideScore) -> Causes {
     let n = head.tools.len().max(1) as i64;

@@ -201,7 +201,8 @@ fn describe(q: &Question) -> String {
 impl Scorer {
     /// Scores one side on its own (`tdqs-gate score`, calibration runs).
     pub async fn score_side(&self, side: &PreparedSide) -> Result<(SideScore, CallStats), Error> {
-        let (mut scored, stats) = self.score_sides(&[side], false).await?;
+        let mut stats = CallStats::default();
+        let mut scored = self.score_sides(&[side], false, &mut stats).await?;
         Ok((scored.remove(0), stats))
     }
 
@@ -212,9 +213,24 @@ impl Scorer {
         base: &PreparedSide,
         head: &PreparedSide,
     ) -> Result<(SideScore, SideScore, CallStats), Error> {
-        let (mut scored, stats) = self
-            .score_sides(&[base, head], self.share_identical)
-            .await?;
+        self.score_pair_counted(base, head, &mut CallStats::default())
+            .await
+    }
+
+    /// [`Self::score_pair`], also adding the calls made to `spent` when the pair fails: an
+    /// INVALID report still says how many model calls were paid for.
+    pub async fn score_pair_counted(
+        &self,
+        base: &PreparedSide,
+        head: &PreparedSide,
+        spent: &mut CallStats,
+    ) -> Result<(SideScore, SideScore, CallStats), Error> {
+        let mut stats = CallStats::default();
+        let scored = self
+            .score_sides(&[base, head], self.share_identical, &mut stats)
+            .await;
+        spent.add(&stats);
+        let mut scored = scored?;
         let head_score = scored.remove(1);
         let base_score = scored.remove(0);
         Ok((base_score, head_score, stats))
@@ -224,7 +240,8 @@ impl Scorer {
         &self,
         sides: &[&PreparedSide],
         share: bool,
-    ) -> Result<(Vec<SideScore>, CallStats), Error> {
+        stats: &mut CallStats,
+    ) -> Result<Vec<SideScore>, Error> {
         let reads_prompts = self.judge.needs_prompts();
         // Collect the distinct questions. Without sharing, each side's questions stay distinct
         // even when identical, by salting the key with the side index.
@@ -232,7 +249,6 @@ impl Scorer {
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut keys: Vec<Vec<Option<String>>> = Vec::new();
         let mut coherence_keys = Vec::new();
-        let mut stats = CallStats::default();
         let mut uses: HashMap<String, usize> = HashMap::new();
         for (index, side) in sides.iter().enumerate() {
             let salt = if share {
@@ -291,7 +307,7 @@ impl Scorer {
             label: label.to_string(),
             total: unique.len(),
         });
-        let asked = self.ask_all(unique, &mut stats).await?;
+        let asked = self.ask_all(unique, stats).await?;
         if self.judge.deterministic() {
             let mut memo = self.memo.0.lock().unwrap_or_else(|e| e.into_inner());
             for (key, memo_key) in memo_keys {
@@ -353,7 +369,7 @@ impl Scorer {
                 rollups,
             });
         }
-        Ok((scored, stats))
+        Ok(scored)
     }
 
     async fn ask_all(

@@ -25,9 +25,27 @@
 //!   - `crash`: a message on stderr, nothing on stdout, exit 3;
 //!   - `hang`: starts a helper process (it stays in the fake's process group), then never answers;
 //!   - `answer-leaving-helper`: starts a helper that keeps stdout open, answers well and exits.
+//!
+//!   `script` (optional): a list of rules for `-p` calls, tried in order before `calls`:
+//!   `{"kind": "tool"|"coherence", "contains": ["Tool under review: b_tool\n", "text"],
+//!     "occurrences": [2, 3], "behaviour": "answer", "all": 4, "scores": {"purpose_clarity": 2},
+//!     "justification": "…", "summary": "…", "latency_ms": 50}`.
+//!   A rule applies when every key it has matches: `kind` is the question's kind (coherence
+//!   when the prompts name the set-level dimensions or list a catalogue), each `contains`
+//!   string occurs in the user prompt (stdin), and `occurrences` lists how many times this
+//!   exact prompt (system and user text) has been asked so far, this call included, counted
+//!   across runs from the directory (a retry is a new occurrence). The first rule that applies
+//!   gives the call's behaviour (default `answer`); its answer starts from the prompt-derived
+//!   one, sets every dimension of the kind to `all`, then each dimension named in `scores`
+//!   (a number, or `{"score", "justification"}`). `latency_ms` replaces the global latency.
+//!   A call no rule applies to behaves as `calls` says.
 //! - `fake-claude.log` — written by the fake: one JSON line per run with its argv, cwd, the
 //!   entries of the cwd at start, the complete environment, stdin, the system prompt file's
-//!   contents, its pid and process group (and the helper's pid for `hang`).
+//!   contents, its pid and process group (and the helper's pid for `hang`); for `-p` runs also
+//!   `call_index`, `behaviour`, `question` (its kind), `occurrence` and `rule` (the index of the
+//!   script rule that applied, or null).
+//! - `fake-claude.calls/` and `fake-claude.seen/` — the fake's counters (one empty file per
+//!   call, and per occurrence of each distinct prompt).
 //!
 //! It also answers `--version` and `auth status` (exit 1 when `logged_in` is false), and, like
 //! the real CLI, refuses unknown options and `stream-json` without `--verbose`.
@@ -46,6 +64,7 @@ struct Control {
     logged_in: bool,
     latency: Duration,
     calls: Vec<String>,
+    script: Vec<Value>,
 }
 
 fn main() {
@@ -93,6 +112,11 @@ fn read_control(home: &Path) -> Control {
             value.get("latency_ms").and_then(Value::as_u64).unwrap_or(0),
         ),
         calls,
+        script: value
+            .get("script")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
     }
 }
 
@@ -136,11 +160,34 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
         .get("--system-prompt-file")
         .and_then(|p| std::fs::read_to_string(p).ok());
     let index = claim_call_index(home);
-    let behaviour = control.calls[index.min(control.calls.len() - 1)].clone();
+    let system_text = system_prompt.clone().unwrap_or_default();
+    let kind = question_kind(&system_text, &stdin);
+    let occurrence = claim_occurrence(home, &system_text, &stdin);
+    let rule = control
+        .script
+        .iter()
+        .position(|r| rule_applies(r, kind, &stdin, occurrence));
+    let scripted = rule.map(|i| &control.script[i]);
+    let behaviour = match scripted {
+        Some(r) => r
+            .get("behaviour")
+            .and_then(Value::as_str)
+            .unwrap_or("answer")
+            .to_string(),
+        None => control.calls[index.min(control.calls.len() - 1)].clone(),
+    };
+    let latency = scripted
+        .and_then(|r| r.get("latency_ms"))
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+        .unwrap_or(control.latency);
 
     let mut extra = Map::new();
     extra.insert("call_index".into(), json!(index));
     extra.insert("behaviour".into(), json!(behaviour));
+    extra.insert("question".into(), json!(kind));
+    extra.insert("occurrence".into(), json!(occurrence));
+    extra.insert("rule".into(), json!(rule));
     if behaviour == "hang" || behaviour == "answer-leaving-helper" {
         // The helper inherits stdout and stderr, so those pipes stay open as long as it runs.
         // It is left behind on purpose: the judge must clean it up.
@@ -161,15 +208,14 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
         eprintln!("Error: Input must be provided either through stdin or as a prompt argument when using --print");
         return 1;
     }
-    std::thread::sleep(control.latency);
+    std::thread::sleep(latency);
 
     let requested = options
         .get("--model")
         .cloned()
         .unwrap_or_else(|| "claude-opus-5-5".to_string());
     let mut out = Stream::new(&requested, &control.version, &options);
-    let system_prompt = system_prompt.unwrap_or_default();
-    let good_answer = || answer_for(&system_prompt, &stdin);
+    let good_answer = || answer_for(kind, &stdin, scripted);
 
     match behaviour.as_str() {
         "answer" | "answer-leaving-helper" => out.answer(&requested, &good_answer()),
@@ -449,20 +495,117 @@ impl Stream {
     }
 }
 
-/// A deterministic answer derived from the prompts.
-fn answer_for(system_prompt: &str, user_prompt: &str) -> String {
+/// Which question a call asks: `coherence` when the prompts name the set-level answer or list a
+/// catalogue of tools, else `tool`.
+fn question_kind(system_prompt: &str, user_prompt: &str) -> &'static str {
     let coherence = [system_prompt, user_prompt].iter().any(|p| {
-        p.contains("shadowing_risks") || p.contains("<shadow-candidates>") || p.contains("<tools>")
+        p.contains("shadowing_risks")
+            || p.contains("<shadow-candidates>")
+            || p.contains("<tools>")
+            || p.contains("naming_consistency")
+            || p.contains("[catalogue]")
     });
-    let value = if coherence {
+    if coherence {
+        "coherence"
+    } else {
+        "tool"
+    }
+}
+
+/// Counts this call as the next occurrence of its exact prompt; returns it, from 1.
+fn claim_occurrence(home: &Path, system_prompt: &str, user_prompt: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    system_prompt.hash(&mut hasher);
+    user_prompt.hash(&mut hasher);
+    let key = hasher.finish();
+    let dir = home.join("fake-claude.seen");
+    let _ = std::fs::create_dir_all(&dir);
+    (1..)
+        .find(|n| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(dir.join(format!("{key:016x}-{n}")))
+                .is_ok()
+        })
+        .unwrap()
+}
+
+fn rule_applies(rule: &Value, kind: &str, user_prompt: &str, occurrence: u64) -> bool {
+    if let Some(wanted) = rule.get("kind").and_then(Value::as_str) {
+        if wanted != kind {
+            return false;
+        }
+    }
+    let contains: Vec<&str> = match rule.get("contains") {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !contains.iter().all(|c| user_prompt.contains(c)) {
+        return false;
+    }
+    match rule.get("occurrences").and_then(Value::as_array) {
+        Some(list) => list.iter().any(|n| n.as_u64() == Some(occurrence)),
+        None => true,
+    }
+}
+
+/// A deterministic answer derived from the prompt, with a script rule's scores laid over it.
+fn answer_for(kind: &str, user_prompt: &str, rule: Option<&Value>) -> String {
+    let mut value = if kind == "coherence" {
         coherence_answer(user_prompt)
     } else {
         tool_answer(user_prompt)
     };
+    if let Some(rule) = rule {
+        apply_scores(&mut value, rule);
+    }
     format!(
         "```json\n{}\n```",
         serde_json::to_string_pretty(&value).unwrap()
     )
+}
+
+fn apply_scores(answer: &mut Value, rule: &Value) {
+    let default_why = rule
+        .get("justification")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let scores = answer["scores"].as_object_mut().unwrap();
+    let dimensions: Vec<String> = scores.keys().cloned().collect();
+    let mut set = |dimension: &str, score: u64, why: Option<String>| {
+        let why = why
+            .or_else(|| default_why.clone())
+            .unwrap_or_else(|| format!("Scripted {dimension} score {score}."));
+        scores.insert(
+            dimension.to_string(),
+            json!({"score": score, "justification": why}),
+        );
+    };
+    if let Some(all) = rule.get("all").and_then(Value::as_u64) {
+        for dimension in &dimensions {
+            set(dimension, all, None);
+        }
+    }
+    if let Some(map) = rule.get("scores").and_then(Value::as_object) {
+        for (dimension, entry) in map {
+            let (score, why) = match entry {
+                Value::Object(o) => (
+                    o.get("score").and_then(Value::as_u64).unwrap_or(0),
+                    o.get("justification")
+                        .and_then(Value::as_str)
+                        .map(String::from),
+                ),
+                other => (other.as_u64().unwrap_or(0), None),
+            };
+            set(dimension, score, why);
+        }
+    }
+    if let Some(summary) = rule.get("summary").and_then(Value::as_str) {
+        answer["summary"] = json!(summary);
+    }
 }
 
 /// The description in a tool prompt: the text of the first `Label: "…"` line (it may run over
@@ -475,6 +618,21 @@ fn extract_description(prompt: &str) -> String {
             continue;
         };
         let mut text = line[pos + 3..].to_string();
+        let mut j = i;
+        while !text.trim_end().ends_with('"') && j + 1 < lines.len() {
+            j += 1;
+            text.push('\n');
+            text.push_str(lines[j]);
+        }
+        let text = text.trim_end();
+        return text.strip_suffix('"').unwrap_or(text).to_string();
+    }
+    // A label line of its own, then the quoted text on the lines after it.
+    for (i, line) in lines.iter().enumerate().skip(1) {
+        if !(line.starts_with('"') && lines[i - 1].trim_end().ends_with(':')) {
+            continue;
+        }
+        let mut text = line[1..].to_string();
         let mut j = i;
         while !text.trim_end().ends_with('"') && j + 1 < lines.len() {
             j += 1;
@@ -593,7 +751,10 @@ fn tool_answer(user_prompt: &str) -> Value {
 fn coherence_answer(user_prompt: &str) -> Value {
     let tools = user_prompt
         .lines()
-        .filter(|l| l.trim_start().starts_with("- "))
+        .filter(|l| {
+            let l = l.trim_start();
+            (l.starts_with("- ") || l.starts_with("* ")) && l != "- ..."
+        })
         .count();
     let count_score = match tools {
         0 => 1,

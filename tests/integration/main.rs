@@ -2,6 +2,7 @@ mod calibrate;
 mod claude_code;
 mod digest;
 mod export;
+mod gate;
 mod http_gate;
 mod http_judges;
 mod http_stub;
