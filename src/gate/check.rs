@@ -238,23 +238,28 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
         let pins = Pins::load(opts.judge.pins.as_deref())?;
         check_report_contents(&report, &pins)?;
         // The current exports: sides named explicitly, else the revisions the report records.
-        let from_report =
-            |recorded: &Option<String>, given: &SideSource| -> Result<SideSource, Error> {
-                match given {
-                    SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
-                        Some(crate::revision::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
-                        Some(rev) => Ok(SideSource::Revision(rev.to_string())),
-                        None => Err(Error::usage(
-                            "the report was made from export files; pass --base-export and \
+        // A recorded revision is re-exported at its recorded commit: a branch may have moved.
+        let from_report = |recorded: &Option<String>,
+                           commit: &Option<String>,
+                           given: &SideSource|
+         -> Result<SideSource, Error> {
+            match given {
+                SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
+                    Some(crate::revision::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
+                    Some(rev) => Ok(SideSource::Revision(
+                        commit.clone().unwrap_or_else(|| rev.to_string()),
+                    )),
+                    None => Err(Error::usage(
+                        "the report was made from export files; pass --base-export and \
                          --head-export (or --base / --head) to check it",
-                        )),
-                    },
-                    other => Ok(other.clone()),
-                }
-            };
+                    )),
+                },
+                other => Ok(other.clone()),
+            }
+        };
         let mut current = opts.clone();
-        current.base = from_report(&report.base_revision, &opts.base)?;
-        current.head = from_report(&report.head_revision, &opts.head)?;
+        current.base = from_report(&report.base_revision, &report.base_commit, &opts.base)?;
+        current.head = from_report(&report.head_revision, &report.head_commit, &opts.head)?;
         progress.event(ProgressEvent::Note(
             "exporting the current base and head".to_string(),
         ));

@@ -121,14 +121,20 @@ fn finish(
         error,
         report_error: None,
     };
-    match report::write::write_report(&opts.report_dir, &report) {
-        Ok(written) => {
-            if let Err(e) = report::write::github_outputs(&report, Some(&written)) {
-                outcome.report_error = Some(e);
+    // The report files are written once both exports exist: before that there is nothing to
+    // record but the error, which stderr carries. CI still gets its outputs and summary.
+    if report.base.is_some() && report.head.is_some() {
+        match report::write::write_report(&opts.report_dir, &report) {
+            Ok(written) => {
+                if let Err(e) = report::write::github_outputs(&report, Some(&written)) {
+                    outcome.report_error = Some(e);
+                }
+                outcome.written = Some(written);
             }
-            outcome.written = Some(written);
+            Err(e) => outcome.report_error = Some(e),
         }
-        Err(e) => outcome.report_error = Some(e),
+    } else if let Err(e) = report::write::github_outputs(&report, None) {
+        outcome.report_error = Some(e);
     }
     if outcome.report_error.is_some() {
         outcome.verdict = Verdict::Invalid;

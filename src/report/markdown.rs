@@ -76,12 +76,6 @@ pub fn render(report: &Report) -> String {
                 cell(&judge.model)
             );
         }
-        if !scoring.pins_embedded {
-            let _ = writeln!(
-                out,
-                "Scored with custom pins (`--pins`): not the calibrated configuration."
-            );
-        }
     } else if !report.scored {
         let _ = writeln!(out, "No model was called.");
     }

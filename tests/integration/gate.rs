@@ -886,11 +886,12 @@ fn ctrl_c_while_a_server_hangs_is_invalid_and_leaves_nothing_running() {
     setup.assert_left_nothing(&before, &tmp, &run);
 }
 
+/// The bundled example's careful or careless tool set (`examples/issue-tracker/`).
 fn static_fixture(name: &str) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(fixture(&format!("gate/static/{name}.json"))).unwrap(),
-    )
-    .unwrap()
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/issue-tracker")
+        .join(format!("{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
