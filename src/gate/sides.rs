@@ -213,13 +213,33 @@ pub async fn export_one(
     if let SideSource::ExportFile(path) = source {
         return Ok(read_file_side(path)?.export);
     }
-    let repo = revision::open(repo)?;
-    let side = side_of(&repo, source)?;
-    // As in the gate, the working tree's configuration says how any revision is started.
-    let config_root = repo
-        .workdir()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| side.root.clone());
+    let opened = revision::open(repo);
+    let (side, config_root) = match (opened, source) {
+        (Ok(repo), _) => {
+            let side = side_of(&repo, source)?;
+            // As in the gate, the working tree's configuration says how any revision is started.
+            let config_root = repo
+                .workdir()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| side.root.clone());
+            (side, config_root)
+        }
+        // Exporting the current folder needs no repository.
+        (Err(e), SideSource::WorkingTree) if e.cause.contains("no git repository") => {
+            let root = match repo {
+                Some(dir) => dir.to_path_buf(),
+                None => std::env::current_dir().map_err(|io| {
+                    Error::io(
+                        crate::error::Stage::Export,
+                        "cannot read the current folder",
+                        io,
+                    )
+                })?,
+            };
+            (Side::plain_folder(root.clone()), root)
+        }
+        (Err(e), _) => return Err(e),
+    };
     let (plan, probe) = match plan(&config_root, server, secrets) {
         Ok(p) => p,
         Err(e) => {

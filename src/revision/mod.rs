@@ -55,6 +55,17 @@ pub struct Side {
 }
 
 impl Side {
+    /// A plain folder that is not in a git repository (`tdqs-gate export` of a server that is
+    /// not under version control): no commit, nothing to clean up.
+    pub fn plain_folder(root: PathBuf) -> Side {
+        Side {
+            root,
+            commit: None,
+            revision_label: WORKING_TREE_LABEL.to_string(),
+            _guard: None,
+        }
+    }
+
     /// True when this side is a temporary worktree (not the user's working tree).
     pub fn is_temporary(&self) -> bool {
         self._guard.is_some()

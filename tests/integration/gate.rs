@@ -3,7 +3,7 @@
 //! the stand-in specification served on loopback. Every run must leave the repository as it was
 //! and its private temporary folder empty (checked by [`harness::Setup::run`]).
 
-mod harness;
+pub(crate) mod harness;
 
 use std::collections::BTreeMap;
 use std::process::Stdio;

@@ -9,6 +9,7 @@ mod http_stub;
 mod launch;
 mod lint;
 mod loopback;
+mod real_servers;
 mod revision;
 mod spec;
 mod support;
