@@ -146,15 +146,7 @@ async fn calibrate(
     warnings.extend(prompts.warnings.iter().cloned());
     let prepared = prepare::prepare_side(&capture.export, prompts.prompts.as_ref())?;
     let info = judge.info();
-    let scoring = Scoring {
-        scoring_digest: judges::scoring_digest(&pins, &info),
-        judge: info,
-        version_digest: pins.digest().to_string(),
-        pins_embedded: pins.is_embedded(),
-        prompts: Some(prompts.origin.clone()),
-        share_identical_questions: false,
-        concurrency: opts.judge.concurrency,
-    };
+    let scoring = crate::gate::scoring_record(&pins, info, &prompts, false, opts.judge.concurrency);
     let weights = pins.weights();
     let scorer = Scorer {
         judge,

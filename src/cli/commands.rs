@@ -238,21 +238,36 @@ async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdic
     Ok(Verdict::Pass)
 }
 
+/// One side's export for `score` and `lint`: the given export file, or the revision (default:
+/// the working tree) exported by starting its server.
+async fn one_export(
+    file: &Option<std::path::PathBuf>,
+    rev: &Option<String>,
+    repo: &RepoArgs,
+    server: &ServerArgs,
+    secrets: &[String],
+) -> Result<crate::export::Export, Error> {
+    if let Some(path) = file {
+        return crate::digest::read_export(path);
+    }
+    let source = match rev {
+        Some(rev) => SideSource::Revision(rev.clone()),
+        None => SideSource::WorkingTree,
+    };
+    gate::sides::export_one(
+        repo.repo.as_deref(),
+        &source,
+        &server_options(server)?,
+        secrets,
+    )
+    .await
+}
+
 async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     let progress = Arc::new(StderrProgress::new(verbosity));
     let judge = judge_options(&args.judge)?;
-    let export = match &args.export {
-        Some(path) => crate::digest::read_export(path)?,
-        None => {
-            let server = server_options(&args.server)?;
-            let source = match &args.rev {
-                Some(rev) => SideSource::Revision(rev.clone()),
-                None => SideSource::WorkingTree,
-            };
-            let secrets = gate::judges::secret_env_names(&judge);
-            gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &secrets).await?
-        }
-    };
+    let secrets = gate::judges::secret_env_names(&judge);
+    let export = one_export(&args.export, &args.rev, &args.repo, &args.server, &secrets).await?;
     let scored = gate::score_once(&export, &judge, progress.clone()).await;
     progress.finish();
     let scored = scored?;
@@ -287,17 +302,7 @@ fn lint_config(
 async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     use crate::lint::{self, FailOn};
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
-    let export = match &args.export {
-        Some(path) => crate::digest::read_export(path)?,
-        None => {
-            let server = server_options(&args.server)?;
-            let source = match &args.rev {
-                Some(rev) => SideSource::Revision(rev.clone()),
-                None => SideSource::WorkingTree,
-            };
-            gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[]).await?
-        }
-    };
+    let export = one_export(&args.export, &args.rev, &args.repo, &args.server, &[]).await?;
     let mut report = lint::lint_export(&export, &config);
     report.artifact = args
         .export

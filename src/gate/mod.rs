@@ -267,15 +267,13 @@ async fn run_inner(
     let head_prepared = prepare::prepare_side(&head.export, prompts.prompts.as_ref())?;
 
     let info = judge.info();
-    draft.scoring = Some(Scoring {
-        scoring_digest: judges::scoring_digest(&draft.pins, &info),
-        judge: info,
-        version_digest: draft.pins.digest().to_string(),
-        pins_embedded: draft.pins.is_embedded(),
-        prompts: Some(prompts.origin.clone()),
-        share_identical_questions: opts.share_identical,
-        concurrency: opts.judge.concurrency,
-    });
+    draft.scoring = Some(scoring_record(
+        &draft.pins,
+        info,
+        &prompts,
+        opts.share_identical,
+        opts.judge.concurrency,
+    ));
     let scorer = Scorer {
         judge,
         weights: draft.pins.weights(),
@@ -322,6 +320,25 @@ async fn run_inner(
     }
 }
 
+/// What the report says about how a run scored.
+pub fn scoring_record(
+    pins: &Pins,
+    info: crate::judge::JudgeInfo,
+    prompts: &prepare::PromptSet,
+    share_identical_questions: bool,
+    concurrency: usize,
+) -> Scoring {
+    Scoring {
+        scoring_digest: judges::scoring_digest(pins, &info),
+        judge: info,
+        version_digest: pins.digest().to_string(),
+        pins_embedded: pins.is_embedded(),
+        prompts: Some(prompts.origin.clone()),
+        share_identical_questions,
+        concurrency,
+    }
+}
+
 /// One side scored once (`tdqs-gate score`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -355,15 +372,7 @@ pub async fn score_once(
     warnings.extend(prompts.warnings.iter().cloned());
     let prepared = prepare::prepare_side(export, prompts.prompts.as_ref())?;
     let info = judge.info();
-    let scoring = Scoring {
-        scoring_digest: judges::scoring_digest(&pins, &info),
-        judge: info,
-        version_digest: pins.digest().to_string(),
-        pins_embedded: pins.is_embedded(),
-        prompts: Some(prompts.origin.clone()),
-        share_identical_questions: false,
-        concurrency: opts.concurrency,
-    };
+    let scoring = scoring_record(&pins, info, &prompts, false, opts.concurrency);
     let scorer = Scorer {
         judge,
         weights: pins.weights(),

@@ -935,13 +935,13 @@ fn setup_command_timeout_kills_it_and_its_children() {
 // ---------------------------------------------------------------------------------------------
 // Real servers (installed by tests/setup/real-servers.sh)
 
-fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache")
 }
 
 /// The installed file, or `None` (skip) when it is missing; with TDQS_GATE_REQUIRE_EXTERNAL=1 a
 /// missing install fails the test instead.
-fn installed(relative: &str) -> Option<PathBuf> {
+pub(crate) fn installed(relative: &str) -> Option<PathBuf> {
     let path = cache_dir().join(relative);
     if path.exists() {
         return Some(path);

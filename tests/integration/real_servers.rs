@@ -7,29 +7,8 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::export::installed;
 use crate::gate::harness::{base_tools, Setup};
-
-fn cache_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache")
-}
-
-/// The installed program, or `None` (skip) when it is missing; with
-/// TDQS_GATE_REQUIRE_EXTERNAL=1 a missing install fails the test instead.
-fn installed(relative: &str) -> Option<PathBuf> {
-    let path = cache_dir().join(relative);
-    if path.exists() {
-        return Some(path);
-    }
-    let message = format!(
-        "{} is not installed; run `bash tests/setup/real-servers.sh`",
-        path.display()
-    );
-    if std::env::var("TDQS_GATE_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-        panic!("{message} (TDQS_GATE_REQUIRE_EXTERNAL=1)");
-    }
-    eprintln!("skipped: {message}");
-    None
-}
 
 fn run(setup: &Setup, args: &[String]) -> Output {
     let tmp = setup.work().join("tmp");
