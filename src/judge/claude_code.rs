@@ -81,6 +81,21 @@ const FIXED_ENV: &[(&str, &str)] = &[
     ("ENABLE_CLAUDEAI_MCP_SERVERS", "false"),
 ];
 
+/// Host variables that only say how to reach the network (proxies, extra CA certificates).
+pub const NETWORK_ENV: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
 /// A `claude setup-token` token read from a named environment variable.
 #[derive(Clone)]
 pub struct OauthToken {
@@ -283,6 +298,16 @@ impl ClaudeCodeJudge {
         ] {
             if let Some(value) = std::env::var_os(name) {
                 env.push((name.into(), value));
+            }
+        }
+        // Behind a corporate proxy or TLS-inspecting gateway the CLI cannot reach the API
+        // without these. A proxy URL may carry credentials, so its value is masked like a secret.
+        for name in NETWORK_ENV {
+            if let Some(value) = std::env::var_os(name) {
+                if name.to_ascii_lowercase().ends_with("_proxy") {
+                    crate::redact::register_secret(&value.to_string_lossy());
+                }
+                env.push(((*name).into(), value));
             }
         }
         for (name, value) in FIXED_ENV {

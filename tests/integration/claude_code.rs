@@ -223,6 +223,7 @@ fn token_mode_call_has_the_pinned_flags_an_empty_cwd_and_a_clean_environment() {
         ]
         .map(String::from),
     );
+    expected.extend(network_keys());
     assert_eq!(env_keys(call), expected);
     assert_eq!(env["CLAUDE_CODE_OAUTH_TOKEN"], TOKEN);
     assert_eq!(env["HOME"], fake.home.to_str().unwrap());
@@ -243,6 +244,15 @@ fn token_mode_call_has_the_pinned_flags_an_empty_cwd_and_a_clean_environment() {
     assert!(!cwd.parent().unwrap().exists());
 }
 
+/// Proxy and CA-certificate variables of this process: they pass through to the CLI.
+fn network_keys() -> Vec<String> {
+    tdqs_gate::judge::claude_code::NETWORK_ENV
+        .iter()
+        .filter(|name| std::env::var_os(name).is_some())
+        .map(|name| name.to_string())
+        .collect()
+}
+
 #[test]
 fn local_login_mode_passes_home_but_no_token_and_no_config_dir() {
     let fake = FakeCli::new(json!({}));
@@ -251,6 +261,7 @@ fn local_login_mode_passes_home_but_no_token_and_no_config_dir() {
     let call = &fake.calls()[0];
     let mut expected: BTreeSet<String> = FIXED_KEYS.iter().map(|s| s.to_string()).collect();
     expected.extend(["PATH", "HOME"].map(String::from));
+    expected.extend(network_keys());
     assert_eq!(env_keys(call), expected);
     assert_eq!(call["env"]["HOME"], fake.home.to_str().unwrap());
 }
