@@ -27,6 +27,10 @@ fn short(commit: &Option<String>) -> String {
 
 fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
     match (revision.as_deref(), commit) {
+        // The working tree may hold uncommitted changes: its commit is only what it started from.
+        (Some(crate::revision::WORKING_TREE_LABEL), Some(_)) => {
+            format!("the working tree (on {})", short(commit))
+        }
         (Some(r), Some(_)) => format!("`{}` ({})", cell(r), short(commit)),
         (Some(r), None) => format!("`{}`", cell(r)),
         (None, Some(_)) => short(commit),
