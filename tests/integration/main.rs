@@ -1,3 +1,4 @@
+mod action;
 mod claude_code;
 mod digest;
 mod export;
