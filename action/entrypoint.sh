@@ -162,7 +162,7 @@ cmd_prepare() {
         set_output cache-key "tdqs-gate-action-${os}-${arch}-${digest}"
         set_output cache-restore-key "tdqs-gate-action-${os}-${arch}-"
         set_output cache-path "$(cache_root)"
-        printf 'tdqs-gate action: building tdqs-gate from %s (source digest %s)\n' "${root}" "${digest:0:12}"
+        printf 'tdqs-gate action: tdqs-gate comes from the source in %s (digest %s), built or cached\n' "${root}" "${digest:0:12}"
     elif [[ "${version}" =~ ^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]]; then
         set_output install release
     else
@@ -348,6 +348,16 @@ token_variable() {
     esac
 }
 
+# A string field of the report: with jq when it is installed, else from the report's layout (one
+# field per line, two spaces deep at the top level); JSON escapes are then left as they are.
+report_field() { # file jq-path top-level-name
+    if command -v jq >/dev/null 2>&1; then
+        jq -r "$2 // empty" "$1" 2>/dev/null || true
+    else
+        sed -n "s/^  \"$3\": \"\(.*\)\",\{0,1\}\$/\1/p" "$1" | head -n 1
+    fi
+}
+
 value_of() { # name file: the value of `name=value` written by the binary to its GITHUB_OUTPUT
     sed -n "s/^$1=//p" "$2" | tail -n 1
 }
@@ -429,8 +439,8 @@ cmd_gate() {
     # The verdict line goes to stdout; the report has the same sentence. Without a report, the
     # last INVALID line on stderr says why.
     reason=""
-    if [[ -n "${report}" ]] && command -v jq >/dev/null 2>&1; then
-        reason="$(jq -r '.reason // empty' "${report}" 2>/dev/null || true)"
+    if [[ -n "${report}" ]]; then
+        reason="$(report_field "${report}" .reason reason)"
     fi
     if [[ -z "${reason}" ]]; then
         reason="$(grep '^INVALID: ' "${err_file}" | tail -n 1 | sed 's/^INVALID: //' || true)"
@@ -439,8 +449,12 @@ cmd_gate() {
     local hint=""
     if [[ "${decision}" == invalid && "${judge}" == claude-code && -z "${token}" ]]; then
         local stage=""
-        if [[ -n "${report}" ]] && command -v jq >/dev/null 2>&1; then
-            stage="$(jq -r '.error.stage // empty' "${report}" 2>/dev/null || true)"
+        if [[ -n "${report}" ]]; then
+            # Without jq the nested field is matched on its own line.
+            stage="$(report_field "${report}" .error.stage stage)"
+            if [[ -z "${stage}" ]] && ! command -v jq >/dev/null 2>&1; then
+                stage="$(sed -n 's/^    "stage": "\(.*\)",\{0,1\}$/\1/p' "${report}" | head -n 1)"
+            fi
         fi
         if [[ "${stage}" == judge || (-z "${stage}" && -z "${report}") ]]; then
             hint="No Claude Code token reached this job, and the tool definitions changed, so nothing could score them. A pull request from a fork gets no repository secrets: a maintainer can re-run it from a branch of this repository, or the workflow can use judge: static for forks (offline rules, labelled as not a model's score). Otherwise pass token: \${{ secrets.CLAUDE_CODE_OAUTH_TOKEN }} (a token from claude setup-token)."
@@ -528,8 +542,10 @@ cmd_comment() {
     fi
     report_dir="${REPORT_DIR:-}"
     markdown="${report_dir}/tool-definition-score.md"
+    local fallback=""
     if [[ ! -f "${markdown}" ]]; then
-        markdown="$(mktemp "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/tdqs-gate-comment.XXXXXX")"
+        fallback="$(mktemp "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/tdqs-gate-comment.XXXXXX")"
+        markdown="${fallback}"
         printf '## ⚠️ Tool definition score: INVALID\n\ntdqs-gate wrote no report (exit code %s); see the workflow log.\n' \
             "${EXIT_CODE:-none}" >"${markdown}"
     fi
@@ -539,6 +555,7 @@ cmd_comment() {
     API_RESPONSE="$(mktemp "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/tdqs-gate-api.XXXXXX")"
     body_file="$(mktemp "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/tdqs-gate-body.XXXXXX")"
     comment_body "${markdown}" "${marker}" >"${body_file}"
+    [[ -z "${fallback}" ]] || rm -f "${fallback}"
 
     page=1
     while [[ -z "${existing}" ]]; do
