@@ -131,6 +131,8 @@ pub struct JudgeArgs {
 }
 
 #[derive(Debug, Clone, Args, Default)]
+// Without its own heading, -v/-q were listed under the previous group's heading ("Judge").
+#[command(next_help_heading = "Output")]
 pub struct OutputArgs {
     /// More detail on stderr.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]

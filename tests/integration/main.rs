@@ -1,3 +1,4 @@
+mod action;
 mod calibrate;
 mod claude_code;
 mod digest;
