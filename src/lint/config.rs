@@ -2,8 +2,8 @@
 //!
 //! ```toml
 //! [lint]
-//! fail_on = "warning"     # error | warning | info | never
-//! fail_under = 60         # fail when the average scorecard is below this
+//! fail-on = "warning"     # error | warning | info | never (also `fail_on`)
+//! fail-under = 60         # fail when the average scorecard is below this
 //!
 //! [lint.rules]
 //! TDQS-D012 = "off"       # off | info | warning | error
@@ -106,7 +106,7 @@ impl LintConfig {
         };
         for (key, value) in table {
             match key.as_str() {
-                "fail_on" => {
+                "fail-on" | "fail_on" => {
                     let s = value.as_str().ok_or_else(|| {
                         config_error("[lint] fail_on must be a string".to_string())
                     })?;
@@ -116,7 +116,7 @@ impl LintConfig {
                         ))
                     })?);
                 }
-                "fail_under" => {
+                "fail-under" | "fail_under" => {
                     let v = value
                         .as_float()
                         .or_else(|| value.as_integer().map(|i| i as f64))

@@ -31,6 +31,14 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_all())
         .map_err(|e| Error::io(Stage::Report, format!("cannot write {}", path.display()), e))?;
+    // A temporary file is private (0600); a report is an ordinary file others may read.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
     tmp.persist(path).map_err(|e| {
         Error::io(
             Stage::Report,
