@@ -1108,3 +1108,32 @@ fn unique_name() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     N.fetch_add(1, Ordering::SeqCst).to_string()
 }
+
+/// `tdqs-gate export --rev HEAD~1` starts the older revision's server from a temporary worktree
+/// and lists its tools; the repository is left exactly as it was (checked by `run_raw`).
+#[test]
+fn export_of_an_older_revision_lists_its_tools_and_leaves_the_repository_as_it_was() {
+    let old = base_tools();
+    let setup = Setup::new(&old);
+    let new = head_with(WORSE);
+    setup.commit_branch("feature", &new);
+    let mut exports = Vec::new();
+    for (rev, name) in [(Some("HEAD~1"), "old"), (None, "new")] {
+        let out = setup.work().join(format!("{name}.json"));
+        let mut args: Vec<String> = vec!["export".into(), "-o".into(), out.display().to_string()];
+        if let Some(rev) = rev {
+            args.extend(["--rev".to_string(), rev.to_string()]);
+        }
+        let run = setup.run_raw(&args, setup.work().join("unused-report"), |_| {});
+        run.assert_code(0);
+        let export: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        exports.push(export);
+    }
+    assert_eq!(exports[0]["tools"], old, "HEAD~1 lists the old tools");
+    assert_eq!(
+        exports[1]["tools"], new,
+        "the working tree lists the new tools"
+    );
+    assert_ne!(exports[0]["setHash"], exports[1]["setHash"]);
+    assert_eq!(exports[0]["source"]["revision"], "HEAD~1");
+}
