@@ -1,4 +1,4 @@
-//! The command line, as clap parses it. Raw user input only; [`super::run`] resolves it.
+//! The command line, as clap parses it. Raw user input only; the dispatch in `commands` resolves it.
 
 use std::path::PathBuf;
 

@@ -6,7 +6,7 @@
 //! leaves that grandchild running, so every kill here goes to the whole group.
 //!
 //! Clean-up happens on every path:
-//! - [`ServerProcess::shutdown`] closes stdin, waits [`ExportLimits::shutdown_grace`], sends
+//! - [`ServerProcess::shutdown`] closes stdin, waits [`crate::export::ExportLimits::shutdown_grace`], sends
 //!   SIGTERM to the group, waits again, sends SIGKILL, reaps the leader and finally sweeps the
 //!   group once more, so members that outlived the leader die too.
 //! - If a [`ServerProcess`] (or a setup command) is dropped without that — an error returned
@@ -17,7 +17,7 @@
 //!
 //! The server's stderr is drained all the time into a bounded ring buffer (a chatty server would
 //! otherwise block on a full pipe); its redacted tail goes into every error. Stdout is read with a
-//! bounded line reader that never buffers more than [`ExportLimits::max_message_bytes`].
+//! bounded line reader that never buffers more than [`crate::export::ExportLimits::max_message_bytes`].
 
 use std::collections::{HashSet, VecDeque};
 use std::io;
@@ -712,8 +712,8 @@ impl ServerProcess {
 // Setup commands
 
 /// Runs one setup command (for example a build) in `spec.cwd` with `spec.env`, within
-/// [`ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
-/// [`ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own
+/// [`crate::export::ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
+/// [`crate::export::ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own
 /// process group, and whatever it leaves running in that group is killed when it ends.
 pub async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Error> {
     let mut command = base_command(spec, &setup.program, &setup.args);
