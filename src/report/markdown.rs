@@ -194,14 +194,20 @@ fn render_causes(out: &mut String, causes: &Causes) {
         out.push('\n');
         for t in &causes.tools {
             let _ = writeln!(out, "- **`{}`** {} → {}", cell(&t.tool), t.base, t.head);
-            for d in &t.dimensions {
+            // Dimensions the judge explained with the same words (a hard gate) share one line.
+            for group in t
+                .dimensions
+                .chunk_by(|a, b| a.justification == b.justification)
+            {
+                let fell: Vec<String> = group
+                    .iter()
+                    .map(|d| format!("{} {} → {}", d.dimension.label(), d.base, d.head))
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "  - {} {} → {}: {}",
-                    d.dimension.label(),
-                    d.base,
-                    d.head,
-                    cell(&d.justification)
+                    "  - {}: {}",
+                    fell.join(", "),
+                    cell(&group[0].justification)
                 );
             }
         }
