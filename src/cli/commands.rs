@@ -285,11 +285,15 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
 fn lint_config(
     repo: Option<&std::path::Path>,
 ) -> Result<(crate::lint::LintConfig, Option<String>), Error> {
-    let root = match crate::revision::Repo::open_without_pruning(repo) {
-        Ok(repo) => repo.workdir().map(std::path::Path::to_path_buf),
-        // Linting an export file needs no repository.
-        Err(_) if repo.is_none() => None,
-        Err(e) => return Err(e),
+    // Linting an export file or a plain folder needs no repository: then the folder's own
+    // tdqs-gate.toml, if any, applies.
+    let root = if crate::revision::in_repository(repo) {
+        crate::revision::Repo::open_without_pruning(repo)?
+            .workdir()
+            .map(std::path::Path::to_path_buf)
+    } else {
+        repo.map(std::path::Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok())
     };
     let Some(root) = root else {
         return Ok((crate::lint::LintConfig::default(), None));

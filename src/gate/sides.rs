@@ -213,19 +213,9 @@ pub async fn export_one(
     if let SideSource::ExportFile(path) = source {
         return Ok(read_file_side(path)?.export);
     }
-    let opened = revision::open(repo);
-    let (side, config_root) = match (opened, source) {
-        (Ok(repo), _) => {
-            let side = side_of(&repo, source)?;
-            // As in the gate, the working tree's configuration says how any revision is started.
-            let config_root = repo
-                .workdir()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| side.root.clone());
-            (side, config_root)
-        }
-        // Exporting the current folder needs no repository.
-        (Err(e), SideSource::WorkingTree) if e.cause.contains("no git repository") => {
+    let (side, config_root) =
+        if matches!(source, SideSource::WorkingTree) && !revision::in_repository(repo) {
+            // Exporting the current folder needs no repository.
             let root = match repo {
                 Some(dir) => dir.to_path_buf(),
                 None => std::env::current_dir().map_err(|io| {
@@ -237,9 +227,16 @@ pub async fn export_one(
                 })?,
             };
             (Side::plain_folder(root.clone()), root)
-        }
-        (Err(e), _) => return Err(e),
-    };
+        } else {
+            let repo = revision::open(repo)?;
+            let side = side_of(&repo, source)?;
+            // As in the gate, the working tree's configuration says how any revision is started.
+            let config_root = repo
+                .workdir()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| side.root.clone());
+            (side, config_root)
+        };
     let (plan, probe) = match plan(&config_root, server, secrets) {
         Ok(p) => p,
         Err(e) => {

@@ -139,6 +139,24 @@ impl std::fmt::Debug for Repo {
 ///
 /// Failing to remove a leftover does not stop the run (it is recorded for
 /// [`take_cleanup_failures`]): the leftover does not affect this run's worktrees.
+/// Whether `dir` (default: the current directory) is inside a git repository at all. Commands
+/// that can work on a plain folder (`export`, `lint`) ask this before [`open`].
+pub fn in_repository(dir: Option<&Path>) -> bool {
+    let start = match dir {
+        Some(dir) => dir.to_path_buf(),
+        None => match std::env::current_dir() {
+            Ok(dir) => dir,
+            Err(_) => return false,
+        },
+    };
+    match git2::Repository::discover(&start) {
+        Ok(_) => true,
+        // Only a definite "no repository here" counts; other failures (ownership, corruption)
+        // surface from `open` with their own advice.
+        Err(e) => e.code() != git2::ErrorCode::NotFound,
+    }
+}
+
 pub fn open(dir: Option<&Path>) -> Result<Repo> {
     let repo = Repo::open_without_pruning(dir)?;
     if let Err(e) = repo.prune_stale() {
