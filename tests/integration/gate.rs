@@ -1137,3 +1137,74 @@ fn export_of_an_older_revision_lists_its_tools_and_leaves_the_repository_as_it_w
     assert_ne!(exports[0]["setHash"], exports[1]["setHash"]);
     assert_eq!(exports[0]["source"]["revision"], "HEAD~1");
 }
+
+/// `export` and `lint` work on a server folder that is not in a git repository, reading that
+/// folder's own `tdqs-gate.toml`.
+#[test]
+fn export_and_lint_work_on_a_plain_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("server.py"), example_server()).unwrap();
+    std::fs::write(dir.path().join("tools.json"), pretty(&base_tools())).unwrap();
+    std::fs::write(
+        dir.path().join("tdqs-gate.toml"),
+        "[server]\ncommand = \"python3 {root}/server.py\"\n\n[lint.rules]\nTDQS-P006 = \"off\"\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(GATE)
+            .args(args)
+            .current_dir(dir.path())
+            .env("TMPDIR", tmp.path())
+            .env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["export", "-o", "export.json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let export: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("export.json")).unwrap())
+            .unwrap();
+    assert_eq!(export["tools"], base_tools());
+    assert_eq!(export["source"]["revision"], "working tree");
+    assert!(
+        export["source"].get("commit").is_none(),
+        "a plain folder has no commit"
+    );
+
+    let out = run(&["lint", "--json", "--fail-on", "never"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lint: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&str> = lint["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    // Without the folder's configuration these tools raise TDQS-P006 four times.
+    assert!(!codes.is_empty(), "the fixture still has findings");
+    assert!(
+        !codes.contains(&"TDQS-P006"),
+        "the folder's [lint.rules] turns TDQS-P006 off: {codes:?}"
+    );
+    // The gate itself needs a repository, and says so.
+    let out = run(&["--base", "HEAD"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no git repository"));
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "temporary files left"
+    );
+}
