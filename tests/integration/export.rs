@@ -935,6 +935,39 @@ fn setup_command_timeout_kills_it_and_its_children() {
 // ---------------------------------------------------------------------------------------------
 // Real servers (installed by tests/setup/real-servers.sh)
 
+/// The tools server-everything 2026.8.31 lists to a client that declares no capabilities.
+pub(crate) const EVERYTHING_TOOLS: [&str; 13] = [
+    "echo",
+    "get-annotated-message",
+    "get-env",
+    "get-resource-links",
+    "get-resource-reference",
+    "get-structured-content",
+    "get-sum",
+    "get-tiny-image",
+    "gzip-file-as-resource",
+    "toggle-simulated-logging",
+    "toggle-subscriber-updates",
+    "trigger-long-running-operation",
+    "simulate-research-query",
+];
+
+/// The tools mcp-server-git 2026.10.19 lists.
+pub(crate) const GIT_TOOLS: [&str; 12] = [
+    "git_status",
+    "git_diff_unstaged",
+    "git_diff_staged",
+    "git_diff",
+    "git_commit",
+    "git_add",
+    "git_reset",
+    "git_log",
+    "git_create_branch",
+    "git_checkout",
+    "git_show",
+    "git_branch",
+];
+
 pub(crate) fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache")
 }
@@ -1007,24 +1040,7 @@ fn real_server_everything() {
         Some("mcp-servers/everything")
     );
     assert_eq!(listing.protocol_version, "2025-11-25");
-    assert_eq!(
-        names(&listing),
-        [
-            "echo",
-            "get-annotated-message",
-            "get-env",
-            "get-resource-links",
-            "get-resource-reference",
-            "get-structured-content",
-            "get-sum",
-            "get-tiny-image",
-            "gzip-file-as-resource",
-            "toggle-simulated-logging",
-            "toggle-subscriber-updates",
-            "trigger-long-running-operation",
-            "simulate-research-query",
-        ]
-    );
+    assert_eq!(names(&listing), EVERYTHING_TOOLS);
     // `execution` is a field typed SDKs drop; the export must keep it.
     assert!(listing.tools.iter().all(|t| t.get("execution").is_some()));
 }
@@ -1087,23 +1103,7 @@ fn real_server_git() {
     let case = Case::new();
     let listing = export_twice(&real_spec(&case, &program, &[]), &ProbeProfile::default());
     assert_eq!(listing.server_name.as_deref(), Some("mcp-git"));
-    assert_eq!(
-        names(&listing),
-        [
-            "git_status",
-            "git_diff_unstaged",
-            "git_diff_staged",
-            "git_diff",
-            "git_commit",
-            "git_add",
-            "git_reset",
-            "git_log",
-            "git_create_branch",
-            "git_checkout",
-            "git_show",
-            "git_branch",
-        ]
-    );
+    assert_eq!(names(&listing), GIT_TOOLS);
 }
 
 #[test]

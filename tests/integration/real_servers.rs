@@ -7,7 +7,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::export::installed;
+use crate::export::{installed, EVERYTHING_TOOLS, GIT_TOOLS};
 use crate::gate::harness::{base_tools, Setup};
 
 fn run(setup: &Setup, args: &[String]) -> Output {
@@ -106,21 +106,7 @@ fn server_everything_through_the_command_line() {
         return;
     };
     let setup = Setup::new(&base_tools());
-    let names = [
-        "echo",
-        "get-annotated-message",
-        "get-env",
-        "get-resource-links",
-        "get-resource-reference",
-        "get-structured-content",
-        "get-sum",
-        "get-tiny-image",
-        "gzip-file-as-resource",
-        "toggle-simulated-logging",
-        "toggle-subscriber-updates",
-        "trigger-long-running-operation",
-        "simulate-research-query",
-    ];
+    let names = EVERYTHING_TOOLS;
     let (path, _) = export_twice(&setup, &program.display().to_string(), &names);
     lint_and_score(&setup, &path, names.len());
 }
@@ -143,24 +129,7 @@ fn mcp_server_git_through_the_command_line() {
         return;
     };
     let setup = Setup::new(&base_tools());
-    let (path, export) = export_twice(
-        &setup,
-        &program.display().to_string(),
-        &[
-            "git_status",
-            "git_diff_unstaged",
-            "git_diff_staged",
-            "git_diff",
-            "git_commit",
-            "git_add",
-            "git_reset",
-            "git_log",
-            "git_create_branch",
-            "git_checkout",
-            "git_show",
-            "git_branch",
-        ],
-    );
+    let (path, export) = export_twice(&setup, &program.display().to_string(), &GIT_TOOLS);
     assert_eq!(export["serverName"], "mcp-git");
     lint_and_score(&setup, &path, 12);
 }
