@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::digest;
+use crate::digest::{self, json_kind};
 use crate::error::{Error, Stage};
 use crate::export::model::{Export, ExportSource, ProbeProfile, RawListing};
 use crate::score::arith::{Tenths, Tier, Weights};
@@ -98,7 +98,7 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
     let Value::Object(root) = root else {
         return Err(refuse(format!(
             "the capture is {}, not a JSON object",
-            kind(&root)
+            json_kind(&root)
         )));
     };
     let release = string_at(&root, "release", "release")?;
@@ -110,7 +110,7 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
         Some(other) => {
             return Err(refuse(format!(
                 "`server` is {}, not an object",
-                kind(other)
+                json_kind(other)
             )))
         }
         None => {
@@ -122,7 +122,12 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
     let entries = match root.get("tools") {
         Some(Value::Array(tools)) if !tools.is_empty() => tools,
         Some(Value::Array(_)) => return Err(refuse("the capture lists no tools")),
-        Some(other) => return Err(refuse(format!("`tools` is {}, not an array", kind(other)))),
+        Some(other) => {
+            return Err(refuse(format!(
+                "`tools` is {}, not an array",
+                json_kind(other)
+            )))
+        }
         None => return Err(refuse("the capture has no `tools` array")),
     };
 
@@ -133,7 +138,10 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
     for (index, entry) in entries.iter().enumerate() {
         let at = format!("tools[{index}]");
         let Value::Object(entry) = entry else {
-            return Err(refuse(format!("`{at}` is {}, not an object", kind(entry))));
+            return Err(refuse(format!(
+                "`{at}` is {}, not an object",
+                json_kind(entry)
+            )));
         };
         let name = string_at(entry, "name", &format!("{at}.name"))?;
         if name.is_empty() {
@@ -144,7 +152,7 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
             Some(other) => {
                 return Err(refuse(format!(
                     "`{at}.definition` (tool `{name}`) is {}, not an object",
-                    kind(other)
+                    json_kind(other)
                 )))
             }
             None => {
@@ -185,7 +193,7 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
             Some(other) => {
                 return Err(refuse(format!(
                     "`{at}.qualityScore` (tool `{name}`) is {}, not an object",
-                    kind(other)
+                    json_kind(other)
                 )))
             }
             None => {
@@ -371,7 +379,7 @@ fn registry_server(
             Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64().unwrap_or(0)),
             Some(other) => Err(refuse(format!(
                 "`server.{key}` must be a whole number, got {}",
-                kind(other)
+                json_kind(other)
             ))),
             None => Err(refuse(format!("`server.{key}` is missing"))),
         }
@@ -498,23 +506,12 @@ of disambiguation, namingConsistency, toolCountAppropriateness, completeness); o
 round1(70% descriptionQualityScore + 30% coherenceScore); every tier from its own score \
 (A >= 3.5, B >= 3.0, C >= 2.0, D >= 1.0, else F) — with the weights and thresholds of the pins";
 
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn string_at(map: &Map<String, Value>, key: &str, at: &str) -> Result<String, Error> {
     match map.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(refuse(format!(
             "`{at}` must be a string, got {}",
-            kind(other)
+            json_kind(other)
         ))),
         None => Err(refuse(format!("`{at}` is missing"))),
     }
@@ -530,7 +527,7 @@ fn optional_string_at(
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Err(refuse(format!(
             "`{at}` must be a string, got {}",
-            kind(other)
+            json_kind(other)
         ))),
     }
 }
@@ -545,7 +542,7 @@ fn dimension_score(map: &Map<String, Value>, key: &str, at: &str) -> Result<u8, 
         },
         Some(other) => Err(refuse(format!(
             "`{at}` must be a whole number from 1 to 5, got {}",
-            kind(other)
+            json_kind(other)
         ))),
         None => Err(refuse(format!("`{at}` is missing"))),
     }
@@ -564,7 +561,7 @@ fn tenths_at(map: &Map<String, Value>, key: &str, at: &str) -> Result<Tenths, Er
             }),
         Some(other) => Err(refuse(format!(
             "`{at}` must be a number, got {}",
-            kind(other)
+            json_kind(other)
         ))),
         None => Err(refuse(format!("`{at}` is missing"))),
     }

@@ -273,13 +273,13 @@ pub fn tool_names(tools: &[Value]) -> Result<Vec<&str>> {
                 }
                 Some(other) => faults.push(format!(
                     "tool #{position} has a `name` that is {}, not a string",
-                    kind_of(other)
+                    json_kind(other)
                 )),
                 None => faults.push(format!("tool #{position} has no `name`")),
             },
             other => faults.push(format!(
                 "tool #{position} is {}, not an object",
-                kind_of(other)
+                json_kind(other)
             )),
         }
     }
@@ -330,7 +330,8 @@ pub fn tool_names(tools: &[Value]) -> Result<Vec<&str>> {
     Ok(names)
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// What a JSON value is, for messages ("a string", "an array").
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -339,6 +340,12 @@ fn kind_of(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// A tool's `name`, or `""` when it has none (the digest stage refuses such tools; judges and
+/// the linter only need a label).
+pub fn tool_name(tool: &Value) -> &str {
+    tool.get("name").and_then(Value::as_str).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
+use crate::digest::json_kind;
 use crate::error::{Error, Stage};
 use crate::export::model::{Era, ExportLimits, LaunchSpec, ProbeProfile, RawListing};
 use crate::export::process::{
@@ -536,7 +537,7 @@ impl<'a> Session<'a> {
         let Value::Object(result) = result else {
             return Err(malformed(
                 during,
-                format!("the result is {}, not an object", kind(&result)),
+                format!("the result is {}, not an object", json_kind(&result)),
             ));
         };
         let protocol_version = match result.get("protocolVersion") {
@@ -544,7 +545,7 @@ impl<'a> Session<'a> {
             Some(other) => {
                 return Err(malformed(
                     during,
-                    format!("`protocolVersion` is {}, not a string", kind(other)),
+                    format!("`protocolVersion` is {}, not a string", json_kind(other)),
                 ))
             }
             None => {
@@ -666,7 +667,7 @@ impl<'a> Session<'a> {
         let Value::Object(result) = result else {
             return Err(malformed(
                 during,
-                format!("the result is {}, not an object", kind(&result)),
+                format!("the result is {}, not an object", json_kind(&result)),
             ));
         };
         check_result_type(&result, during)?;
@@ -681,7 +682,7 @@ impl<'a> Session<'a> {
             Some(other) => {
                 return Err(malformed(
                     during,
-                    format!("`supportedVersions` is {}, not an array", kind(other)),
+                    format!("`supportedVersions` is {}, not an array", json_kind(other)),
                 ))
             }
             None => {
@@ -771,7 +772,7 @@ impl<'a> Session<'a> {
             let Value::Object(mut result) = result else {
                 return Err(malformed(
                     &during,
-                    format!("the result is {}, not an object", kind(&result)),
+                    format!("the result is {}, not an object", json_kind(&result)),
                 ));
             };
             check_result_type(&result, &during)?;
@@ -780,7 +781,7 @@ impl<'a> Session<'a> {
                 Some(other) => {
                     return Err(malformed(
                         &during,
-                        format!("`tools` is {}, not an array", kind(&other)),
+                        format!("`tools` is {}, not an array", json_kind(&other)),
                     ))
                 }
                 None => return Err(malformed(&during, "`tools` is missing".to_string())),
@@ -809,7 +810,7 @@ impl<'a> Session<'a> {
                 Some(other) => {
                     return Err(malformed(
                         &during,
-                        format!("`nextCursor` is {}, not a string", kind(&other)),
+                        format!("`nextCursor` is {}, not a string", json_kind(&other)),
                     ))
                 }
             }
@@ -1055,15 +1056,4 @@ fn server_identity(info: Option<&Value>) -> (Option<String>, Option<String>) {
 
 fn string_field(map: &Map<String, Value>, key: &str) -> Option<String> {
     map.get(key).and_then(Value::as_str).map(str::to_string)
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

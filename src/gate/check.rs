@@ -68,10 +68,7 @@ fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Er
                 tool.tier
             )));
         }
-        let smells: Vec<_> = crate::score::model::ToolDimension::ALL
-            .into_iter()
-            .filter(|d| tool.scores.get(d).copied().unwrap_or(0) < 3)
-            .collect();
+        let smells = crate::score::side::smells(&tool.scores);
         if smells != tool.smells {
             return Err(differs(format!(
                 "{label}: tool `{name}` records other smells than its scores give"

@@ -1,8 +1,6 @@
 //! Turning an export into questions: context signals, the shadow-candidate prefilter, hard gates
 //! and the rendered prompts.
 
-use serde_json::Value;
-
 use crate::error::Error;
 use crate::export::Export;
 use crate::judge::{Judge, Question, QuestionKind, Subject};
@@ -62,17 +60,14 @@ pub async fn load_prompts(
     })
 }
 
-fn tool_name(tool: &Value) -> String {
-    tool.get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// Every question of one side. Without prompts (a rule judge) the questions carry only their
 /// subject.
 pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<PreparedSide, Error> {
-    let names: Vec<String> = export.tools.iter().map(tool_name).collect();
+    let names: Vec<String> = export
+        .tools
+        .iter()
+        .map(|t| crate::digest::tool_name(t).to_string())
+        .collect();
     let signals: Vec<_> = export.tools.iter().map(context_signals).collect();
     let costs: Vec<(String, u64)> = names
         .iter()

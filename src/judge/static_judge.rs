@@ -757,12 +757,7 @@ pub fn coherence_answer(
 ) -> Value {
     let names: Vec<String> = tools
         .iter()
-        .map(|t| {
-            t.get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        })
+        .map(|t| crate::digest::tool_name(t).to_string())
         .collect();
     let all: Vec<ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
     let n = all.len();

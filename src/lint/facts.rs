@@ -294,17 +294,7 @@ impl ToolFacts {
 
     /// Name words that name the subject (not verbs, not stop or generic words).
     pub fn subject_tokens(&self) -> Vec<String> {
-        self.name_tokens
-            .iter()
-            .enumerate()
-            .filter(|(i, t)| {
-                !(t.len() < 2
-                    || text::is_stop_word(t)
-                    || text::GENERIC_NAME_WORDS.contains(&t.as_str())
-                    || (*i == 0 && text::verb_base(t).is_some()))
-            })
-            .map(|(_, t)| t.clone())
-            .collect()
+        subject_words(self.name_tokens.iter())
     }
 
     /// True when the description distinguishes the tool: it names a sibling or draws a contrast.
@@ -454,15 +444,26 @@ fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
     facts
 }
 
+/// The words of a name (in order) that name its subject: not a leading verb, not a stop or
+/// generic word, not a single letter.
+pub fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String> {
+    tokens
+        .enumerate()
+        .filter(|(i, t)| {
+            !(t.len() < 2
+                || text::is_stop_word(t)
+                || text::GENERIC_NAME_WORDS.contains(&t.as_str())
+                || (*i == 0 && text::verb_base(t).is_some()))
+        })
+        .map(|(_, t)| t.clone())
+        .collect()
+}
+
 /// Reads one raw tool object. `siblings` are the other tools' names on the same side.
 pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
     let empty = Map::new();
     let obj = tool.as_object().unwrap_or(&empty);
-    let name = obj
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let name = crate::digest::tool_name(tool).to_string();
     let annotations_obj = obj.get("annotations").and_then(Value::as_object);
     let title = string_field(obj, "title")
         .or_else(|| annotations_obj.and_then(|a| string_field(a, "title")));

@@ -80,12 +80,7 @@ pub fn lint_tools(
 ) -> LintReport {
     let names: Vec<String> = tools
         .iter()
-        .map(|t| {
-            t.get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        })
+        .map(|t| crate::digest::tool_name(t).to_string())
         .collect();
     let facts: Vec<facts::ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
     let namespace = rules::namespace_prefix(&facts);

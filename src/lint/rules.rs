@@ -337,16 +337,8 @@ pub fn unmentioned_subjects(f: &ToolFacts, namespace: Option<&str>) -> Vec<Strin
         (Some(ns), Some(first)) if first == ns => f.name_tokens.iter().skip(1).collect(),
         _ => f.name_tokens.iter().collect(),
     };
-    tokens
-        .iter()
-        .enumerate()
-        .filter(|(i, t)| {
-            !(t.len() < 2
-                || text::is_stop_word(t)
-                || text::GENERIC_NAME_WORDS.contains(&t.as_str())
-                || (*i == 0 && text::verb_base(t).is_some()))
-        })
-        .map(|(_, t)| (*t).clone())
+    super::facts::subject_words(tokens.into_iter())
+        .into_iter()
         .filter(|t| !text::mentions(t, &text_words))
         .filter(|t| {
             // "unstaged" is described by "not yet staged".

@@ -526,7 +526,8 @@ async fn ask_with_retries(
     Err(err)
 }
 
-fn smells(scores: &BTreeMap<ToolDimension, u8>) -> Vec<ToolDimension> {
+/// The dimensions scoring below 3 (the specification's smells).
+pub fn smells(scores: &BTreeMap<ToolDimension, u8>) -> Vec<ToolDimension> {
     ToolDimension::ALL
         .into_iter()
         .filter(|d| scores.get(d).copied().unwrap_or(0) < 3)
@@ -534,37 +535,21 @@ fn smells(scores: &BTreeMap<ToolDimension, u8>) -> Vec<ToolDimension> {
 }
 
 fn no_description_result(tool: &PreparedTool, weights: &Weights) -> ToolResult {
-    let justifications: BTreeMap<ToolDimension, Judged> = ToolDimension::ALL
-        .into_iter()
-        .map(|d| {
-            (
-                d,
-                Judged {
-                    score: 1,
-                    justification: "The tool has no description (hard gate: no model call)."
-                        .to_string(),
-                },
-            )
-        })
-        .collect();
-    let scores: BTreeMap<ToolDimension, u8> =
-        ToolDimension::ALL.into_iter().map(|d| (d, 1)).collect();
-    let tdqs = weights.tdqs(&scores);
-    ToolResult {
-        name: tool.name.clone(),
-        definition_hash: tool.definition_hash.clone(),
-        context_signals: tool.signals.clone(),
-        smells: smells(&scores),
-        tier: weights.tiers.tier(tdqs),
-        tdqs,
-        scores,
-        justifications,
-        flags: vec![FLAG_NO_DESCRIPTION.to_string()],
-        summary: "No description: every dimension scores 1.".to_string(),
-        server_flags: Vec::new(),
+    let one = Judged {
+        score: 1,
+        justification: "The tool has no description (hard gate: no model call).".to_string(),
+    };
+    let answer = ToolAnswer {
+        scores: ToolDimension::ALL
+            .into_iter()
+            .map(|d| (d, one.clone()))
+            .collect(),
         annotation_contradiction: false,
-        answer: AnswerSource::HardGate,
-    }
+        summary: "No description: every dimension scores 1.".to_string(),
+    };
+    let mut result = judged_result(tool, &answer, AnswerSource::HardGate, weights);
+    result.flags.insert(0, FLAG_NO_DESCRIPTION.to_string());
+    result
 }
 
 fn judged_result(

@@ -148,7 +148,7 @@ pub fn context_signals(tool: &Value) -> ContextSignals {
         open_world: hint("openWorldHint"),
     };
 
-    let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+    let name = crate::digest::tool_name(tool);
     let title_is_meaningful = match tool.get("title") {
         Some(Value::String(title)) => title != name && title.chars().count() > name.chars().count(),
         _ => false,
