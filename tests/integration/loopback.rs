@@ -64,6 +64,8 @@ enum Body {
     Chunks(Vec<(Duration, Vec<u8>)>),
     /// Never answer; the connection stays open until the server stops.
     Never,
+    /// Close the connection without answering (a reset mid-request).
+    HangUp,
 }
 
 /// A canned response.
@@ -107,6 +109,16 @@ impl Response {
             status: 0,
             headers: Vec::new(),
             body: Body::Never,
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// Closes the connection without an answer.
+    pub fn hang_up() -> Response {
+        Response {
+            status: 0,
+            headers: Vec::new(),
+            body: Body::HangUp,
             delay: Duration::ZERO,
         }
     }
@@ -286,6 +298,7 @@ async fn answer(
         Body::Never => {
             std::future::pending::<()>().await;
         }
+        Body::HangUp => return Ok(()),
         Body::Whole(body) => {
             head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
             stream.write_all(head.as_bytes()).await?;
