@@ -39,8 +39,9 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::{Error, Result, Stage};
-use crate::export::model::{Era, ExportLimits, ProbeProfile};
+use crate::export::ExportLimits;
+use tdqs_core::error::{Error, Result, Stage};
+use tdqs_core::export::{Era, ProbeProfile};
 
 /// The file name looked for at the root of the head's tree.
 pub const CONFIG_FILE: &str = "tdqs-gate.toml";

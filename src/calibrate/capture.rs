@@ -11,11 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::digest::{self, json_kind};
-use crate::error::{Error, Stage};
-use crate::export::model::{Export, ExportSource, ProbeProfile, RawListing};
-use crate::score::arith::{Tenths, Tier, Weights};
-use crate::score::model::{CoherenceDimension, ToolDimension};
+use tdqs_core::arith::{Tenths, Tier, Weights};
+use tdqs_core::digest::{self, json_kind};
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::export::{Export, ExportSource, ProbeProfile, RawListing};
+use tdqs_core::rubric::{CoherenceDimension, ToolDimension};
 
 /// A tool's published (or scored) numbers: the six dimensions, TDQS and tier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

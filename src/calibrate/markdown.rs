@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use super::record::{CalibrationRecord, DimensionAgreement, Measured, SetMeasure};
-use crate::score::arith::Tenths;
-use crate::score::model::ToolDimension;
+use tdqs_core::arith::Tenths;
+use tdqs_core::rubric::ToolDimension;
 
 fn signed(t: Tenths) -> String {
     if t.0 > 0 {

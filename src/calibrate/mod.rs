@@ -20,15 +20,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, Stage};
-use crate::exit::Verdict;
 use crate::gate::{judges, prepare, JudgeOptions};
 use crate::judge::Judge;
-use crate::redact::redact;
 use crate::report::write::atomic_write;
-use crate::report::Scoring;
 use crate::score::side::{Progress, ProgressEvent, Scorer};
-use crate::spec::pins::Pins;
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::exit::Verdict;
+use tdqs_core::redact::redact;
+use tdqs_core::report::Scoring;
+use tdqs_core::spec::pins::Pins;
 
 pub use capture::{check_capture, CheckedCapture, RegistryServer, ToolScores};
 pub use record::{CalibrationRecord, CALIBRATION_JSON, CALIBRATION_MARKDOWN};
@@ -56,7 +56,7 @@ pub async fn run(
     progress: Arc<dyn Progress>,
 ) -> Result<Calibrated, Error> {
     check_runs(opts.runs)?;
-    let pins = Pins::load(opts.judge.pins.as_deref())?;
+    let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
     let capture = read_capture(&opts.capture, &pins)?;
     let judge = judges::build(&opts.judge, &pins)?;
     calibrate(opts, pins, capture, judge, progress).await
@@ -70,7 +70,7 @@ pub async fn run_with_judge(
     progress: Arc<dyn Progress>,
 ) -> Result<Calibrated, Error> {
     check_runs(opts.runs)?;
-    let pins = Pins::load(opts.judge.pins.as_deref())?;
+    let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
     let capture = read_capture(&opts.capture, &pins)?;
     calibrate(opts, pins, capture, judge, progress).await
 }

@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use super::capture::{lowest_tools, CheckedCapture, RegistryServer, ToolScores};
 use super::stats::{self, Exact};
-use crate::report::{Generator, Scoring};
-use crate::score::arith::{Frac, Tenths, Tier, Weights};
-use crate::score::model::{CoherenceDimension, ToolDimension};
-use crate::score::results::{Rollups, SideScore};
-use crate::score::side::CallStats;
+use tdqs_core::arith::{Frac, Tenths, Tier, Weights};
+use tdqs_core::report::{Generator, Scoring};
+use tdqs_core::rubric::{CoherenceDimension, ToolDimension};
+use tdqs_core::score::CallStats;
+use tdqs_core::score::{Rollups, SideScore};
 
 /// Version of the record's format.
 pub const CALIBRATION_SCHEMA_VERSION: u32 = 1;

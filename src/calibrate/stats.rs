@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::score::arith::{frac_to_f64, Frac};
+use tdqs_core::arith::{frac_to_f64, Frac};
 
 /// An exact fraction with its float value for display (`"-7/20"`, -0.35).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

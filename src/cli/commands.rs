@@ -4,11 +4,11 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::Error;
-use crate::exit::Verdict;
-use crate::export::Era;
 use crate::gate::{self, GateOptions, JudgeMode, JudgeOptions, ServerOptions, SideSource};
-use crate::redact::redact;
+use tdqs_core::error::Error;
+use tdqs_core::exit::Verdict;
+use tdqs_core::export::Era;
+use tdqs_core::redact::redact;
 
 use super::args::*;
 use super::output::{StderrProgress, Verbosity};
@@ -218,7 +218,7 @@ async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdic
     let export = gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[]).await?;
     match &args.output {
         Some(path) => {
-            crate::digest::write_export(path, &export)?;
+            crate::export::file::write_export(path, &export)?;
             say(
                 verbosity,
                 &format!(
@@ -246,9 +246,9 @@ async fn one_export(
     repo: &RepoArgs,
     server: &ServerArgs,
     secrets: &[String],
-) -> Result<crate::export::Export, Error> {
+) -> Result<tdqs_core::export::Export, Error> {
     if let Some(path) = file {
-        return crate::digest::read_export(path);
+        return crate::export::file::read_export(path);
     }
     let source = match rev {
         Some(rev) => SideSource::Revision(rev.clone()),
@@ -275,7 +275,7 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
         serde_json::to_string_pretty(&scored)
             .map_err(|e| Error::internal(format!("cannot serialise the scores: {e}")))?
     } else {
-        crate::report::text::render_side(&scored)
+        tdqs_core::report::text::render_side(&scored)
     };
     let _ = writeln!(std::io::stdout(), "{}", redact(&text));
     Ok(Verdict::Pass)

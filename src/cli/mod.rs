@@ -1,6 +1,6 @@
 //! Command-line parsing and dispatch. The binary's `main` only calls [`main`].
 //!
-//! Every path ends in one of the exit codes of [`crate::exit`]: usage errors, failures, panics
+//! Every path ends in one of the exit codes of [`tdqs_core::exit`]: usage errors, failures, panics
 //! and Ctrl-C are INVALID (2); only a confirmed fall of the mean TDQS is BLOCK (1).
 
 pub mod args;
@@ -12,9 +12,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::error::{Error, Stage};
-use crate::exit::{Verdict, INVALID, PASS};
-use crate::redact::redact;
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::exit::{Verdict, INVALID, PASS};
+use tdqs_core::redact::redact;
 
 pub use args::Cli;
 use output::Verbosity;

@@ -3,8 +3,8 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
-use crate::redact::redact;
 use crate::score::side::{Progress, ProgressEvent};
+use tdqs_core::redact::redact;
 
 /// How much to say on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

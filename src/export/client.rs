@@ -41,13 +41,14 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
-use crate::digest::json_kind;
-use crate::error::{Error, Stage};
-use crate::export::model::{Era, ExportLimits, LaunchSpec, ProbeProfile, RawListing};
+use crate::export::model::{ExportLimits, LaunchSpec};
 use crate::export::process::{
     describe_status, redact_error, reproduce_line, run_setup, shell_command, spec_redactor,
     tail_or_empty, ReadError, ServerProcess, Shutdown, ShutdownStep, StdoutLine, WriteError,
 };
+use tdqs_core::digest::json_kind;
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::export::{Era, ProbeProfile, RawListing};
 
 /// Protocol revisions this client knows. The first four use the `initialize` handshake; the
 /// last is the modern era.
@@ -109,7 +110,7 @@ pub async fn list_tools(spec: &LaunchSpec, profile: &ProbeProfile) -> Result<Raw
             let redactor = spec_redactor(spec);
             listing.warnings = warnings
                 .iter()
-                .map(|w| crate::redact::redact(&redactor.redact(w)))
+                .map(|w| tdqs_core::redact::redact(&redactor.redact(w)))
                 .collect();
             Ok(listing)
         }

@@ -50,8 +50,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::{Config, ServerConfig};
-use crate::error::{Error, Result, Stage};
 use crate::export::model::{ExportLimits, LaunchSpec, SetupCommand};
+use tdqs_core::error::{Error, Result, Stage};
 
 /// Host manifests, in the order they are looked for.
 pub const MANIFEST_FILES: [&str; 3] = [".mcp.json", "mcp.json", ".vscode/mcp.json"];
@@ -424,7 +424,7 @@ impl LaunchPlan {
             .collect();
         // A server that echoes its configuration to stderr must not put a token into an error.
         for name in &secret_env {
-            crate::redact::register_secret(&env[name]);
+            tdqs_core::redact::register_secret(&env[name]);
         }
         let mut spec = LaunchSpec {
             program: words[0].clone(),
@@ -852,7 +852,7 @@ fn expand_reference(
         (Some(value), _) => {
             if looks_secret(name) {
                 // It may end up in an argument, which error messages show.
-                crate::redact::register_secret(value);
+                tdqs_core::redact::register_secret(value);
             }
             push_text(parts, value);
             Ok(())

@@ -2,6 +2,7 @@
 //! `tools/list` through every page, and keep every tool object exactly as received.
 
 pub mod client;
+pub mod file;
 pub mod launch;
 pub mod model;
 pub mod process;

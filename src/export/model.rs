@@ -1,53 +1,10 @@
-//! The data of the export stage: how a side's server is launched, how it is probed, and the
-//! export file it produces (the input of every later stage; `--base-export` / `--head-export`
-//! read it back).
+//! How a side's server is launched: the command, its environment and working directory, the
+//! setup commands run before it, and the bounds it must stay within.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-/// Version of the export file format; bumped on any incompatible change.
-pub const EXPORT_SCHEMA_VERSION: u32 = 1;
-
-/// Which handshake the client uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Era {
-    /// `server/discover` first (2026-07-28); fall back to `initialize` when it is not understood.
-    Auto,
-    /// `initialize` + `notifications/initialized` (2024-11-05 … 2025-11-25).
-    #[default]
-    Legacy,
-    /// 2026-07-28: no `initialize`; every request carries `_meta`.
-    Modern,
-}
-
-/// What the client declares to the server. It can change the tool list (server-everything lists
-/// 13, 14 or 19 tools depending on capabilities), so it is fixed, recorded in the export and
-/// must be equal on both sides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProbeProfile {
-    /// The protocol version offered in `initialize`.
-    pub protocol_version: String,
-    pub era: Era,
-    pub capabilities: Value,
-    pub client_info: Value,
-}
-
-impl Default for ProbeProfile {
-    fn default() -> Self {
-        ProbeProfile {
-            protocol_version: "2025-11-25".to_string(),
-            era: Era::Legacy,
-            capabilities: serde_json::json!({}),
-            client_info: serde_json::json!({"name": "tdqs-gate", "version": "1"}),
-        }
-    }
-}
 
 /// A command run in a side's tree before the server starts (for example a build).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,79 +65,4 @@ impl Default for ExportLimits {
             shutdown_grace: Duration::from_secs(2),
         }
     }
-}
-
-/// Sizes of a side's definitions: reported, never decisive.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Size {
-    /// Characters (Unicode scalar values) of all descriptions.
-    pub description_characters: u64,
-    /// Bytes of the `tools` array as compact JSON in listing order.
-    pub tools_list_bytes: u64,
-    /// Bytes of each tool's canonical definition.
-    pub definition_bytes: BTreeMap<String, u64>,
-}
-
-/// Where an export came from (not hashed; informational).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExportSource {
-    /// The revision as given (`origin/master`, `HEAD~1`), or `working tree`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revision: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// Program and arguments (with `{root}` left as written, so both sides compare equal).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub command: Vec<String>,
-    /// Names (never values) of the environment variables given to the server.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env_names: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub origin: Option<String>,
-}
-
-/// One side's exported tool definitions, exactly as the server listed them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Export {
-    pub schema_version: u32,
-    pub server_name: Option<String>,
-    pub server_version: Option<String>,
-    /// The protocol version the server answered.
-    pub protocol_version: String,
-    pub era: Era,
-    pub probe: ProbeProfile,
-    /// Server `instructions`, if any (hosts show them to the model; not scored by TDQS).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
-    /// Every tool object as received, unknown fields and key order included.
-    pub tools: Vec<Value>,
-    /// Tool name → SHA-256 of its canonical definition.
-    pub hashes: BTreeMap<String, String>,
-    /// Tool name → first 16 hex characters of that hash (the TDQS `inputHash`).
-    pub input_hashes: BTreeMap<String, String>,
-    /// SHA-256 of the sorted definition hashes joined by `\n`.
-    pub set_hash: String,
-    pub size: Size,
-    #[serde(default)]
-    pub source: ExportSource,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
-
-/// What the client read from a server, before hashing ([`crate::digest::assemble_export`] turns
-/// it into an [`Export`]).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RawListing {
-    pub server_name: Option<String>,
-    pub server_version: Option<String>,
-    pub protocol_version: String,
-    pub era: Era,
-    pub instructions: Option<String>,
-    /// Every tool object of every page, concatenated in listing order, exactly as received.
-    pub tools: Vec<Value>,
-    /// Non-fatal observations (junk lines on stdout, an empty cursor, an unknown version).
-    pub warnings: Vec<String>,
 }

@@ -30,9 +30,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
-use crate::error::{Error, Stage};
 use crate::export::model::{LaunchSpec, SetupCommand};
-use crate::redact::Redactor;
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::redact::Redactor;
 
 /// How long to wait, after a group is dead, for the pipe readers to reach end-of-file. Pipes stay
 /// open only while some process holds them; this bounds the wait should one escape the group.
@@ -436,7 +436,7 @@ pub fn spec_redactor(spec: &LaunchSpec) -> Redactor {
 }
 
 fn redact_with(redactor: &Redactor, text: &str) -> String {
-    crate::redact::redact(&redactor.redact(text))
+    tdqs_core::redact::redact(&redactor.redact(text))
 }
 
 /// Masks `spec`'s secrets (and the process-wide ones) in every text of an error: a secret can

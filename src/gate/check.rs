@@ -10,14 +10,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::decide::{self, Next, PairMeans};
-use crate::error::{Error, Stage};
-use crate::exit::Verdict;
-use crate::report::Report;
-use crate::score::arith::Weights;
-use crate::score::results::SideScore;
 use crate::score::side::{Progress, ProgressEvent};
-use crate::spec::pins::Pins;
+use tdqs_core::arith::Weights;
+use tdqs_core::decide::{self, Next, PairMeans};
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::exit::Verdict;
+use tdqs_core::report::Report;
+use tdqs_core::score::SideScore;
+use tdqs_core::spec::pins::Pins;
 
 use super::{GateOptions, Outcome, SideSource};
 
@@ -81,7 +81,7 @@ fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Er
         }
     }
     let coherence_sum: i64 = side.coherence.scores.values().map(|s| i64::from(*s)).sum();
-    let coherence = crate::score::arith::round1(coherence_sum, 4);
+    let coherence = tdqs_core::arith::round1(coherence_sum, 4);
     if coherence != side.coherence.coherence_score || side.coherence.scores.len() != 4 {
         return Err(differs(format!(
             "{label}: the coherence score {} does not follow from its four dimensions",
@@ -131,8 +131,8 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
     let (Some(base), Some(head)) = (&report.base, &report.head) else {
         return Err(differs("the report has no base or head export"));
     };
-    crate::digest::verify_export(base).map_err(|e| e.context("the report's base export"))?;
-    crate::digest::verify_export(head).map_err(|e| e.context("the report's head export"))?;
+    tdqs_core::digest::verify_export(base).map_err(|e| e.context("the report's base export"))?;
+    tdqs_core::digest::verify_export(head).map_err(|e| e.context("the report's head export"))?;
     let weights = pins.weights();
     for (i, pair) in report.pairs.iter().enumerate() {
         check_side(&format!("pair {} base", i + 1), &pair.base, &weights)?;
@@ -166,7 +166,7 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
         }
     }
     // The account of what fell is rendered into the summary: it must follow from the first pair.
-    if crate::report::causes::of_first_pair(&report.pairs) != report.causes {
+    if tdqs_core::report::causes::of_first_pair(&report.pairs) != report.causes {
         return Err(differs(
             "the report's account of what fell (`causes`) does not follow from its first pair",
         ));
@@ -196,7 +196,7 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
             },
         )
         .collect::<Result<_, _>>()?;
-    let rule = pins.confirmation_rule();
+    let rule = tdqs_core::decide::ConfirmationRule::from_pins(pins);
     let Some(first) = means.first() else {
         return Err(differs(
             "the definitions changed but the report has no scored pair",
@@ -232,7 +232,7 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
 pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     let result = async {
         let report = read_report(path)?;
-        let pins = Pins::load(opts.judge.pins.as_deref())?;
+        let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
         check_report_contents(&report, &pins)?;
         // The current exports: sides named explicitly, else the revisions the report records.
         // A recorded revision is re-exported at its recorded commit: a branch may have moved.
@@ -242,7 +242,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
          -> Result<SideSource, Error> {
             match given {
                 SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
-                    Some(crate::revision::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
+                    Some(tdqs_core::export::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
                     Some(rev) => Ok(SideSource::Revision(
                         commit.clone().unwrap_or_else(|| rev.to_string()),
                     )),

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Stage};
+use tdqs_core::error::{Error, Stage};
 
 /// Marks hooks this command wrote, so it can replace its own hook without `--force`.
 const MARKER: &str = "# installed by tdqs-gate install-hook";

@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::error::{Error, Stage};
 use crate::judge::anthropic::{
     AnthropicBatchJudge, AnthropicJudge, AnthropicOptions, BatchOptions,
 };
@@ -12,7 +11,8 @@ use crate::judge::claude_code::{ClaudeCodeConfig, ClaudeCodeJudge, OauthToken};
 use crate::judge::openai::{OpenAiJudge, OpenAiOptions};
 use crate::judge::static_judge::StaticJudge;
 use crate::judge::{Judge, JudgeInfo};
-use crate::spec::pins::{digest_value, Pins};
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::spec::pins::{digest_value, Pins};
 
 use super::{JudgeMode, JudgeOptions};
 

@@ -16,13 +16,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::decide::{self, ConfirmationRule, Next, PairMeans};
-use crate::error::{Error, Stage};
-use crate::exit::Verdict;
-use crate::export::Export;
-use crate::report::{self, Changes, Generator, Pair, Report, ReportError, Scoring, SizeComparison};
-use crate::score::side::{CallStats, Progress, ProgressEvent, Scorer};
-use crate::spec::pins::Pins;
+use crate::report::write;
+use crate::score::side::{Progress, ProgressEvent, Scorer};
+use tdqs_core::decide::{self, ConfirmationRule, Next, PairMeans};
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::exit::Verdict;
+use tdqs_core::export::Export;
+use tdqs_core::report::ScoredOnce;
+use tdqs_core::report::{
+    self, Changes, Generator, Pair, Report, ReportError, Scoring, SizeComparison,
+};
+use tdqs_core::score::CallStats;
+use tdqs_core::spec::pins::Pins;
 
 pub use options::*;
 
@@ -30,7 +35,7 @@ pub use options::*;
 pub struct Outcome {
     pub verdict: Verdict,
     pub report: Option<Report>,
-    pub written: Option<report::write::Written>,
+    pub written: Option<write::Written>,
     /// The error behind an INVALID verdict.
     pub error: Option<Error>,
     /// Errors writing the report (the verdict becomes INVALID).
@@ -124,16 +129,16 @@ fn finish(
     // The report files are written once both exports exist: before that there is nothing to
     // record but the error, which stderr carries. CI still gets its outputs and summary.
     if report.base.is_some() && report.head.is_some() {
-        match report::write::write_report(&opts.report_dir, &report) {
+        match write::write_report(&opts.report_dir, &report) {
             Ok(written) => {
-                if let Err(e) = report::write::github_outputs(&report, Some(&written)) {
+                if let Err(e) = write::github_outputs(&report, Some(&written)) {
                     outcome.report_error = Some(e);
                 }
                 outcome.written = Some(written);
             }
             Err(e) => outcome.report_error = Some(e),
         }
-    } else if let Err(e) = report::write::github_outputs(&report, None) {
+    } else if let Err(e) = write::github_outputs(&report, None) {
         outcome.report_error = Some(e);
     }
     if outcome.report_error.is_some() {
@@ -161,7 +166,7 @@ fn same_probe(base: &Export, head: &Export) -> Result<(), Error> {
 
 /// Runs the gate end to end. Never panics on bad input; every failure is an INVALID outcome.
 pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
-    let pins = match Pins::load(opts.judge.pins.as_deref()) {
+    let pins = match crate::spec::load_pins(opts.judge.pins.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             return Outcome {
@@ -283,7 +288,7 @@ async fn run_inner(
         progress: Arc::clone(&progress),
         memo: Default::default(),
     };
-    let rule: ConfirmationRule = draft.pins.confirmation_rule();
+    let rule: ConfirmationRule = ConfirmationRule::from_pins(&draft.pins);
     loop {
         let means: Vec<PairMeans> = draft
             .pairs
@@ -339,23 +344,13 @@ pub fn scoring_record(
     }
 }
 
-/// One side scored once (`tdqs-gate score`).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ScoredOnce {
-    pub scoring: Scoring,
-    pub side: crate::score::results::SideScore,
-    pub calls: CallStats,
-    pub warnings: Vec<String>,
-}
-
 /// Scores one export once with the configured judge.
 pub async fn score_once(
     export: &Export,
     opts: &JudgeOptions,
     progress: Arc<dyn Progress>,
 ) -> Result<ScoredOnce, Error> {
-    let pins = Pins::load(opts.pins.as_deref())?;
+    let pins = crate::spec::load_pins(opts.pins.as_deref())?;
     let judge = judges::build(opts, &pins)?;
     let mut warnings = judge.preflight().await?;
     if !pins.is_embedded() {

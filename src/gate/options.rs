@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::export::Era;
+use tdqs_core::export::Era;
 
 /// Overrides of how servers are started and probed.
 #[derive(Debug, Clone, Default)]

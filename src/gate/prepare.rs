@@ -1,14 +1,15 @@
 //! Turning an export into questions: context signals, the shadow-candidate prefilter, hard gates
 //! and the rendered prompts.
 
-use crate::error::Error;
-use crate::export::Export;
 use crate::judge::{Judge, Question, QuestionKind, Subject};
-use crate::report::PromptOrigin;
 use crate::score::side::{HardGate, PreparedSide, PreparedTool};
-use crate::spec::pins::Pins;
-use crate::spec::signals::{context_signals, shadow_candidates};
-use crate::spec::{self, FetchOptions, PromptSource, Prompts};
+use crate::spec::{self, FetchOptions, PromptSource};
+use tdqs_core::error::Error;
+use tdqs_core::export::Export;
+use tdqs_core::report::PromptOrigin;
+use tdqs_core::spec::pins::Pins;
+use tdqs_core::spec::signals::{context_signals, shadow_candidates};
+use tdqs_core::spec::{check_templates, render_coherence_user, render_tool_user, Prompts};
 
 use super::JudgeOptions;
 
@@ -44,7 +45,7 @@ pub async fn load_prompts(
         },
     )
     .await?;
-    spec::check_templates(&loaded.prompts)?;
+    check_templates(&loaded.prompts)?;
     let source = match loaded.provenance.source {
         PromptSource::Cache => "cache",
         PromptSource::Fetch => "fetch",
@@ -66,7 +67,7 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
     let names: Vec<String> = export
         .tools
         .iter()
-        .map(|t| crate::digest::tool_name(t).to_string())
+        .map(|t| tdqs_core::digest::tool_name(t).to_string())
         .collect();
     let signals: Vec<_> = export.tools.iter().map(context_signals).collect();
     let costs: Vec<(String, u64)> = names
@@ -96,7 +97,7 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
             let (system, user) = match prompts {
                 Some(p) => (
                     p.tool_system.clone(),
-                    spec::render_tool_user(&p.tool_user, tool, &siblings, &signals[index])?,
+                    render_tool_user(&p.tool_user, tool, &siblings, &signals[index])?,
                 ),
                 None => (String::new(), String::new()),
             };
@@ -122,7 +123,7 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
     let (system, user) = match prompts {
         Some(p) => (
             p.coherence_system.clone(),
-            spec::render_coherence_user(
+            render_coherence_user(
                 &p.coherence_user,
                 &server_name,
                 &export.tools,

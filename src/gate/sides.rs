@@ -8,11 +8,12 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::error::Error;
 use crate::export::client::list_tools;
 use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
-use crate::export::{Export, ExportLimits, ExportSource, ProbeProfile};
+use crate::export::ExportLimits;
 use crate::revision::{self, Side};
+use tdqs_core::error::Error;
+use tdqs_core::export::{Export, ExportSource, ProbeProfile};
 
 use super::{GateOptions, ServerOptions, SideSource};
 
@@ -26,8 +27,8 @@ pub struct SideExport {
 }
 
 fn read_file_side(path: &Path) -> Result<SideExport, Error> {
-    let export = crate::digest::read_export(path)?;
-    crate::digest::verify_export(&export)
+    let export = crate::export::file::read_export(path)?;
+    tdqs_core::digest::verify_export(&export)
         .map_err(|e| e.context(format!("the export file {}", path.display())))?;
     Ok(SideExport {
         revision: export.source.revision.clone(),
@@ -111,7 +112,7 @@ async fn export_side(
             env_names: spec.env_names(),
             origin: Some(plan.origin().to_string()),
         };
-        let mut export = crate::digest::assemble_export(listing, probe.clone(), source)
+        let mut export = tdqs_core::digest::assemble_export(listing, probe.clone(), source)
             .map_err(|e| e.context(format!("the tools of {label}")))?;
         for w in warnings {
             if !export.warnings.contains(&w) {
@@ -220,7 +221,7 @@ pub async fn export_one(
                 Some(dir) => dir.to_path_buf(),
                 None => std::env::current_dir().map_err(|io| {
                     Error::io(
-                        crate::error::Stage::Export,
+                        tdqs_core::error::Stage::Export,
                         "cannot read the current folder",
                         io,
                     )

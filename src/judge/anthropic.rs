@@ -14,12 +14,12 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 
-use crate::error::{Error, Stage};
 use crate::judge::http::{
     answer_schema, excerpt, parse_json_body, ApiKey, Endpoint, HttpOptions, HttpRequest,
     HttpTransport, Sampling,
 };
 use crate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
+use tdqs_core::error::{Error, Stage};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_API_VERSION: &str = "2023-06-01";

@@ -38,8 +38,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
-use crate::error::{Error, Stage};
-use crate::redact;
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::redact;
 
 /// The effort the gate pins when the caller does not choose one. Without `--effort` the CLI
 /// picks one itself (it sent `medium` in the recorded request), which would make scores depend
@@ -114,7 +114,7 @@ impl std::fmt::Debug for OauthToken {
 
 impl OauthToken {
     /// Reads the token from the environment variable `name` (`--token-env NAME`) and registers
-    /// it with [`crate::redact`]. An unset or empty variable is INVALID: silently falling back to
+    /// it with [`tdqs_core::redact`]. An unset or empty variable is INVALID: silently falling back to
     /// the local login would score with other credentials than the user asked for.
     pub fn from_env(name: &str) -> Result<Self, Error> {
         match std::env::var(name) {
@@ -305,7 +305,7 @@ impl ClaudeCodeJudge {
         for name in NETWORK_ENV {
             if let Some(value) = std::env::var_os(name) {
                 if name.to_ascii_lowercase().ends_with("_proxy") {
-                    crate::redact::register_secret(&value.to_string_lossy());
+                    tdqs_core::redact::register_secret(&value.to_string_lossy());
                 }
                 env.push(((*name).into(), value));
             }
@@ -1171,7 +1171,7 @@ fn display_args(args: &[OsString]) -> String {
 mod tests {
     use super::*;
     use crate::judge::{QuestionKind, Subject};
-    use crate::spec::signals::ContextSignals;
+    use tdqs_core::spec::signals::ContextSignals;
 
     const PINNED: &str = "claude-opus-5-5";
 

@@ -18,10 +18,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{json, Map, Value};
 
-use crate::error::{Error, Stage};
 use crate::judge::{CallFailure, QuestionKind};
-use crate::redact::{self, Redactor};
-use crate::score::model::{CoherenceDimension, ToolDimension};
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::redact::{self, Redactor};
+use tdqs_core::rubric::{CoherenceDimension, ToolDimension};
 
 /// Prefix of the OAuth tokens `claude setup-token` issues; the Messages API refuses them.
 pub const CLAUDE_OAUTH_TOKEN_PREFIX: &str = "sk-ant-oat";
@@ -44,7 +44,7 @@ pub fn install_crypto_provider() {
 // API keys
 // ---------------------------------------------------------------------------------------------
 
-/// A credential for an HTTP judge. Registered with [`crate::redact`] on creation; its `Debug` form
+/// A credential for an HTTP judge. Registered with [`tdqs_core::redact`] on creation; its `Debug` form
 /// never shows the value.
 #[derive(Clone)]
 pub struct ApiKey {

@@ -1,12 +1,11 @@
-//! The judge: whatever answers the TDQS questions.
+//! The judges: whatever answers the TDQS questions.
 //!
 //! Every judge implements [`Judge`]. The scoring stage renders the questions, asks them through
 //! this trait, and validates and retries the answers itself, so every judge gets the same answer
 //! checks. Judges: the pinned model through Claude Code (`claude_code`), the Anthropic Messages API
-//! and OpenAI-compatible servers (`http`), a deterministic rule-based judge (`static_judge`) and
-//! recorded answers (`recorded`).
+//! and OpenAI-compatible servers (`http`), and a deterministic rule-based judge (`static_judge`).
+//! The questions and answers they exchange are [`tdqs_core::judge`].
 
-pub mod answer;
 pub mod anthropic;
 pub mod claude_code;
 pub mod http;
@@ -14,129 +13,11 @@ pub mod openai;
 pub mod static_judge;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::error::Error;
-use crate::spec::signals::{ContextSignals, ShadowCandidate};
-
-/// What kind of question is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QuestionKind {
-    Tool,
-    Coherence,
-}
-
-/// The structured subject of a question, for judges that read definitions rather than prompts
-/// (the static judge) and for reports.
-#[derive(Debug, Clone)]
-pub enum Subject {
-    Tool {
-        /// The raw tool object as exported.
-        tool: Value,
-        /// The names of every other tool of the side, in listing order.
-        siblings: Vec<String>,
-        signals: ContextSignals,
-    },
-    Coherence {
-        server_name: String,
-        /// Every raw tool object of the side, in listing order.
-        tools: Vec<Value>,
-        /// Signals of every tool, in the same order.
-        signals: Vec<ContextSignals>,
-        candidates: Vec<ShadowCandidate>,
-    },
-}
-
-/// One question for the judge.
-#[derive(Debug, Clone)]
-pub struct Question {
-    pub kind: QuestionKind,
-    /// The rendered system prompt (empty for judges that need no prompts).
-    pub system: String,
-    /// The rendered user prompt (empty for judges that need no prompts).
-    pub user: String,
-    pub subject: Subject,
-}
-
-/// Tokens a call consumed, when the judge reports them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenUsage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    #[serde(default)]
-    pub cache_read_input_tokens: u64,
-    #[serde(default)]
-    pub cache_creation_input_tokens: u64,
-}
-
-impl TokenUsage {
-    pub fn add(&mut self, other: &TokenUsage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_input_tokens += other.cache_read_input_tokens;
-        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
-    }
-}
-
-/// The judge's raw reply; the scoring stage validates `text`.
-#[derive(Debug, Clone, Default)]
-pub struct Reply {
-    /// The answer text (JSON, possibly in a fenced block).
-    pub text: String,
-    /// The model that answered, as the transport proved it.
-    pub model: Option<String>,
-    pub usage: TokenUsage,
-}
-
-/// A failed call. `retryable` failures are asked again up to the pinned number of retries.
-#[derive(Debug, Clone)]
-pub struct CallFailure {
-    pub message: String,
-    pub retryable: bool,
-    /// Supporting text (redacted before display), e.g. the CLI's stderr.
-    pub detail: Option<String>,
-}
-
-impl CallFailure {
-    pub fn retryable(message: impl Into<String>) -> Self {
-        CallFailure {
-            message: message.into(),
-            retryable: true,
-            detail: None,
-        }
-    }
-
-    pub fn fatal(message: impl Into<String>) -> Self {
-        CallFailure {
-            message: message.into(),
-            retryable: false,
-            detail: None,
-        }
-    }
-
-    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = Some(detail.into());
-        self
-    }
-}
-
-/// What a judge is, for the report; two sides are comparable only under equal `JudgeInfo`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JudgeInfo {
-    /// `claude-code`, `anthropic`, `openai`, `static` or `recorded`.
-    pub mode: String,
-    /// The model asked for (`static` for the rule judge).
-    pub model: String,
-    /// True when the answers come from a language model.
-    pub model_judged: bool,
-    /// Transport details that affect answers (CLI version, endpoint without credentials, effort,
-    /// sampling settings). Covered by the scoring digest.
-    pub settings: Value,
-}
+use tdqs_core::error::Error;
+pub use tdqs_core::judge::{
+    CallFailure, JudgeInfo, Question, QuestionKind, Reply, Subject, TokenUsage,
+};
 
 #[async_trait]
 pub trait Judge: Send + Sync {
@@ -147,7 +28,7 @@ pub trait Judge: Send + Sync {
         true
     }
 
-    /// True when the same question always gets the same answer (rules, recorded answers): the
+    /// True when the same question always gets the same answer (the static rules): the
     /// scorer then asks it once per run, so confirmation pairs cost nothing.
     fn deterministic(&self) -> bool {
         false

@@ -10,12 +10,12 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use crate::error::{Error, Stage};
 use crate::judge::http::{
     answer_schema, answer_schema_name, excerpt, parse_json_body, ApiKey, Endpoint, HttpOptions,
     HttpRequest, HttpTransport, Sampling,
 };
 use crate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
+use tdqs_core::error::{Error, Stage};
 
 /// The seed sent by default: any fixed value makes sampling repeatable where the server supports
 /// seeds; what matters is that it is recorded and equal across runs.

@@ -22,8 +22,8 @@ use serde_json::{json, Value};
 use super::{CallFailure, Judge, JudgeInfo, Question, Reply, Subject, TokenUsage};
 use crate::lint::facts::{self, InjectionKind, Operation, ToolFacts};
 use crate::lint::{rules, text};
-use crate::score::model::ToolDimension;
-use crate::spec::signals::ShadowCandidate;
+use tdqs_core::rubric::ToolDimension;
+use tdqs_core::spec::signals::ShadowCandidate;
 
 /// The version of the judge's rules; reported as the judge's model. Any change that can move a
 /// score bumps it.
@@ -757,7 +757,7 @@ pub fn coherence_answer(
 ) -> Value {
     let names: Vec<String> = tools
         .iter()
-        .map(|t| crate::digest::tool_name(t).to_string())
+        .map(|t| tdqs_core::digest::tool_name(t).to_string())
         .collect();
     let all: Vec<ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
     let n = all.len();

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use crate::error::{Error, Stage};
+use tdqs_core::error::{Error, Stage};
 
 use super::rules::{self, Severity};
 

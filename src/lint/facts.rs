@@ -463,7 +463,7 @@ pub fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String
 pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
     let empty = Map::new();
     let obj = tool.as_object().unwrap_or(&empty);
-    let name = crate::digest::tool_name(tool).to_string();
+    let name = tdqs_core::digest::tool_name(tool).to_string();
     let annotations_obj = obj.get("annotations").and_then(Value::as_object);
     let title = string_field(obj, "title")
         .or_else(|| annotations_obj.and_then(|a| string_field(a, "title")));

@@ -21,7 +21,7 @@ pub mod text;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::export::Export;
+use tdqs_core::export::Export;
 
 pub use config::{FailOn, LintConfig};
 pub use render::{render_json, render_sarif, render_text};
@@ -80,7 +80,7 @@ pub fn lint_tools(
 ) -> LintReport {
     let names: Vec<String> = tools
         .iter()
-        .map(|t| crate::digest::tool_name(t).to_string())
+        .map(|t| tdqs_core::digest::tool_name(t).to_string())
         .collect();
     let facts: Vec<facts::ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
     let namespace = rules::namespace_prefix(&facts);

@@ -1,9 +1,4 @@
-//! The JSON report, its Markdown summary and `--check`.
+//! Writing the report files. The report's data model, causes and Markdown are
+//! [`tdqs_core::report`].
 
-pub mod causes;
-pub mod markdown;
-pub mod model;
-pub mod text;
 pub mod write;
-
-pub use model::*;

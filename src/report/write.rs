@@ -3,11 +3,11 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Stage};
-use crate::redact::redact;
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::redact::redact;
 
-use super::markdown;
-use super::model::{Report, REPORT_JSON, REPORT_MARKDOWN};
+use tdqs_core::report::markdown;
+use tdqs_core::report::{Report, REPORT_JSON, REPORT_MARKDOWN};
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so a reader
 /// sees the old file or the new one, never half of one.

@@ -34,12 +34,12 @@ mod worktree;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result, Stage};
+use tdqs_core::error::{Error, Result, Stage};
 
 pub use worktree::{cleanup_all_active, take_cleanup_failures, WORKTREE_PREFIX};
 
 /// The label of a side that is the repository's working tree.
-pub const WORKING_TREE_LABEL: &str = "working tree";
+pub use tdqs_core::export::WORKING_TREE_LABEL;
 
 /// One tree to export from, kept alive as long as this value lives.
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! Resolving a revision to a commit, with advice for the usual reason one is missing: a shallow
 //! CI checkout.
 
-use crate::error::{Error, Result, Stage};
+use tdqs_core::error::{Error, Result, Stage};
 
 /// Resolves `rev` to a commit whose tree is present.
 pub(super) fn resolve_commit(

@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use crate::error::{Error, Result, Stage};
+use tdqs_core::error::{Error, Result, Stage};
 
 /// Every worktree, temporary branch and folder the gate creates starts with this; the rest of
 /// the name is `<pid>-<8 hex digits>`, which is how leftovers of killed runs are recognised.

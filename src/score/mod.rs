@@ -1,6 +1,4 @@
-//! Scoring: TDQS arithmetic on exact fractions, and scoring a whole side with a judge.
+//! Scoring a whole side with a judge. The arithmetic and the result types are
+//! [`tdqs_core::score`].
 
-pub mod arith;
-pub mod model;
-pub mod results;
 pub mod side;

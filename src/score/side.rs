@@ -5,19 +5,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
-use super::arith::{Tenths, Weights};
-use super::model::{CoherenceAnswer, CoherenceDimension, Judged, ToolAnswer, ToolDimension};
-use super::results::*;
-use crate::error::{Error, Stage};
-use crate::judge::answer::{parse_coherence_answer, parse_tool_answer};
 use crate::judge::{CallFailure, Judge, Question, QuestionKind, Subject, TokenUsage};
-use crate::redact::redact;
-use crate::spec::signals::{ContextSignals, ShadowCandidate};
+use tdqs_core::arith::{Tenths, Weights};
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::judge::answer::{parse_coherence_answer, parse_tool_answer};
+use tdqs_core::redact::redact;
+use tdqs_core::rubric::{CoherenceAnswer, CoherenceDimension, Judged, ToolAnswer, ToolDimension};
+use tdqs_core::score::*;
+use tdqs_core::spec::signals::{ContextSignals, ShadowCandidate};
 
 /// A hard gate of the specification, decided before any model call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,35 +97,6 @@ pub struct NoProgress;
 
 impl Progress for NoProgress {
     fn event(&self, _: ProgressEvent) {}
-}
-
-/// Counters of one scoring batch (a pair or a single side).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CallStats {
-    /// Distinct questions answered by the judge.
-    pub questions: u64,
-    /// Judge invocations, retries included.
-    pub attempts: u64,
-    /// Answers used for both sides of a pair because the question was identical.
-    pub shared_answers: u64,
-    /// Tools decided by a hard gate without a call.
-    pub hard_gated: u64,
-    /// Answers of a deterministic judge reused from an earlier pair of the same run.
-    #[serde(default)]
-    pub reused_answers: u64,
-    pub tokens: TokenUsage,
-}
-
-impl CallStats {
-    pub fn add(&mut self, other: &CallStats) {
-        self.questions += other.questions;
-        self.attempts += other.attempts;
-        self.shared_answers += other.shared_answers;
-        self.hard_gated += other.hard_gated;
-        self.reused_answers += other.reused_answers;
-        self.tokens.add(&other.tokens);
-    }
 }
 
 /// Asks questions and turns answers into scored sides.
@@ -631,7 +601,7 @@ fn coherence_result(
     let scores: BTreeMap<CoherenceDimension, u8> =
         answer.scores.iter().map(|(d, j)| (*d, j.score)).collect();
     let sum: i64 = scores.values().map(|s| i64::from(*s)).sum();
-    let coherence_score = super::arith::round1(sum, 4);
+    let coherence_score = tdqs_core::arith::round1(sum, 4);
     CoherenceResult {
         coherence_tier: weights.tiers.tier(coherence_score),
         coherence_score,

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::{Error, Stage};
-use crate::spec::extract::{extract_prompts, PromptKey, Prompts};
-use crate::spec::pins::{expand_url_template, Pins};
-use crate::spec::render::check_templates;
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::spec::extract::{extract_prompts, PromptKey, Prompts};
+use tdqs_core::spec::pins::{expand_url_template, Pins};
+use tdqs_core::spec::render::check_templates;
 
 /// The download timeout the specification's reference gate uses.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(60);

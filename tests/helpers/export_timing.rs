@@ -8,8 +8,9 @@
 
 use std::time::{Duration, Instant};
 
+use tdqs_core::export::{Era, ProbeProfile};
 use tdqs_gate::export::client::list_tools;
-use tdqs_gate::export::{Era, ExportLimits, LaunchSpec, ProbeProfile};
+use tdqs_gate::export::{ExportLimits, LaunchSpec};
 
 fn main() {
     let mut args = std::env::args().skip(1);

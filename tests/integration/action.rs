@@ -496,28 +496,28 @@ mod runner {
         out
     }
 
-    fn yaml_str(value: &serde_yaml::Value) -> String {
+    fn yaml_str(value: &serde_norway::Value) -> String {
         match value {
-            serde_yaml::Value::String(s) => s.clone(),
-            serde_yaml::Value::Bool(b) => b.to_string(),
-            serde_yaml::Value::Number(n) => n.to_string(),
-            serde_yaml::Value::Null => String::new(),
+            serde_norway::Value::String(s) => s.clone(),
+            serde_norway::Value::Bool(b) => b.to_string(),
+            serde_norway::Value::Number(n) => n.to_string(),
+            serde_norway::Value::Null => String::new(),
             other => panic!("expected a scalar in action.yml, got {other:?}"),
         }
     }
 
-    fn yaml_map(value: Option<&serde_yaml::Value>) -> Vec<(String, String)> {
+    fn yaml_map(value: Option<&serde_norway::Value>) -> Vec<(String, String)> {
         match value {
             None => Vec::new(),
-            Some(serde_yaml::Value::Mapping(m)) => {
+            Some(serde_norway::Value::Mapping(m)) => {
                 m.iter().map(|(k, v)| (yaml_str(k), yaml_str(v))).collect()
             }
             Some(other) => panic!("expected a mapping in action.yml, got {other:?}"),
         }
     }
 
-    pub fn load_action() -> serde_yaml::Value {
-        serde_yaml::from_str(&read(&repo_root().join("action.yml"))).expect("action.yml is YAML")
+    pub fn load_action() -> serde_norway::Value {
+        serde_norway::from_str(&read(&repo_root().join("action.yml"))).expect("action.yml is YAML")
     }
 
     /// Runs action.yml for `job`.
@@ -1628,9 +1628,9 @@ fn workflow_files() -> Vec<PathBuf> {
 }
 
 /// Every `run:` text in a workflow or action file.
-fn run_texts(value: &serde_yaml::Value, out: &mut Vec<String>) {
+fn run_texts(value: &serde_norway::Value, out: &mut Vec<String>) {
     match value {
-        serde_yaml::Value::Mapping(m) => {
+        serde_norway::Value::Mapping(m) => {
             for (k, v) in m {
                 if k.as_str() == Some("run") {
                     if let Some(s) = v.as_str() {
@@ -1640,7 +1640,7 @@ fn run_texts(value: &serde_yaml::Value, out: &mut Vec<String>) {
                 run_texts(v, out);
             }
         }
-        serde_yaml::Value::Sequence(s) => s.iter().for_each(|v| run_texts(v, out)),
+        serde_norway::Value::Sequence(s) => s.iter().for_each(|v| run_texts(v, out)),
         _ => {}
     }
 }
@@ -1654,7 +1654,7 @@ fn inputs_reach_scripts_only_through_env_and_the_token_only_the_gate() {
     run_texts(&action, &mut runs);
     let mut all_runs = runs.clone();
     for file in workflow_files() {
-        let yaml: serde_yaml::Value = serde_yaml::from_str(&read(&file)).expect("YAML");
+        let yaml: serde_norway::Value = serde_norway::from_str(&read(&file)).expect("YAML");
         run_texts(&yaml, &mut all_runs);
     }
     for run in &all_runs {
@@ -1685,7 +1685,7 @@ fn inputs_reach_scripts_only_through_env_and_the_token_only_the_gate() {
     // The token: in the gate step's env as INPUT_TOKEN, and elsewhere only as "was one given".
     for step in steps {
         let id = step.get("id").and_then(|v| v.as_str()).unwrap_or("");
-        let rendered = serde_yaml::to_string(step).unwrap();
+        let rendered = serde_norway::to_string(step).unwrap();
         for line in rendered.lines().filter(|l| l.contains("inputs.token")) {
             let allowed = (id == "gate" && line.trim() == "INPUT_TOKEN: ${{ inputs.token }}")
                 || (id == "install" && line.trim() == "HAS_TOKEN: ${{ inputs.token != '' }}");

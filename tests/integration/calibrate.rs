@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
+use tdqs_core::arith::{Tenths, Tier};
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::rubric::{CoherenceDimension, ToolDimension};
+use tdqs_core::spec::pins::Pins;
 use tdqs_gate::calibrate::{self, record::CalibrationRecord, CalibrateOptions};
-use tdqs_gate::error::{Error, Stage};
 use tdqs_gate::gate::{JudgeMode, JudgeOptions};
 use tdqs_gate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply, Subject};
-use tdqs_gate::score::arith::{Tenths, Tier};
-use tdqs_gate::score::model::{CoherenceDimension, ToolDimension};
 use tdqs_gate::score::side::NoProgress;
-use tdqs_gate::spec::pins::Pins;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calibrate")
@@ -615,7 +615,7 @@ fn the_committed_calibration_is_reproduced_by_its_judge() {
     let capture = fixtures().join("capture.json");
     assert_eq!(
         committed.capture.sha256,
-        tdqs_gate::digest::sha256_hex(&std::fs::read(&capture).unwrap()),
+        tdqs_core::digest::sha256_hex(&std::fs::read(&capture).unwrap()),
         "the committed calibration was made from another capture than {}",
         capture.display()
     );
@@ -695,7 +695,7 @@ fn a_capture_scored_before_round1_is_refused() {
 /// it), validated, scored three times and recorded.
 #[test]
 fn calibrates_through_the_claude_code_cli() {
-    use tdqs_gate::spec::extract::{extract_prompts, PromptKey};
+    use tdqs_core::spec::extract::{extract_prompts, PromptKey};
 
     let dir = tempfile::tempdir().unwrap();
     let program = dir.path().join("claude");

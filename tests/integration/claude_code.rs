@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tdqs_gate::judge::answer::{parse_coherence_answer, parse_tool_answer};
+use tdqs_core::judge::answer::{parse_coherence_answer, parse_tool_answer};
+use tdqs_core::rubric::ToolDimension;
+use tdqs_core::spec::signals::ContextSignals;
 use tdqs_gate::judge::claude_code::{ClaudeCodeConfig, ClaudeCodeJudge, OauthToken};
 use tdqs_gate::judge::{CallFailure, Judge, Question, QuestionKind, Reply, Subject};
-use tdqs_gate::score::model::ToolDimension;
-use tdqs_gate::spec::signals::ContextSignals;
 
 use messages_api::{ApiReply, MessagesApi};
 

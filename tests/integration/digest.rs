@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
-use tdqs_gate::digest::{
-    self, canonical::to_canonical_string, diff_exports, read_export, write_export,
-};
-use tdqs_gate::error::Stage;
-use tdqs_gate::export::model::{Export, ExportSource, ProbeProfile, RawListing};
-use tdqs_gate::spec::signals::context_signals;
+use tdqs_core::digest::{self, canonical::to_canonical_string, diff_exports};
+use tdqs_core::error::Stage;
+use tdqs_core::export::{Export, ExportSource, ProbeProfile, RawListing};
+use tdqs_core::spec::signals::context_signals;
+use tdqs_gate::export::file::{read_export, write_export};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/digest")

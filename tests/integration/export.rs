@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tdqs_gate::error::Error;
+use tdqs_core::error::Error;
+use tdqs_core::export::{Era, ProbeProfile, RawListing};
 use tdqs_gate::export::client::list_tools;
-use tdqs_gate::export::{Era, ExportLimits, LaunchSpec, ProbeProfile, RawListing, SetupCommand};
+use tdqs_gate::export::{ExportLimits, LaunchSpec, SetupCommand};
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp-server");
 

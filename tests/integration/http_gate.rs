@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tdqs_gate::exit::Verdict;
-use tdqs_gate::export::{ExportSource, ProbeProfile, RawListing};
+use tdqs_core::exit::Verdict;
+use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
 use tdqs_gate::gate::{self, GateOptions, JudgeMode, JudgeOptions, SideSource};
 use tdqs_gate::score::side::NoProgress;
 
@@ -37,14 +37,14 @@ fn export_file(dir: &Path, name: &str) -> PathBuf {
         tools,
         ..RawListing::default()
     };
-    let export = tdqs_gate::digest::assemble_export(
+    let export = tdqs_core::digest::assemble_export(
         listing,
         ProbeProfile::default(),
         ExportSource::default(),
     )
     .unwrap();
     let path = dir.join(format!("{name}.export.json"));
-    tdqs_gate::digest::write_export(&path, &export).unwrap();
+    tdqs_gate::export::file::write_export(&path, &export).unwrap();
     path
 }
 
@@ -221,7 +221,8 @@ fn set_key() {
 async fn score_runs_against_the_loopback_messages_api() {
     set_key();
     let setup = Setup::new();
-    let export = tdqs_gate::digest::read_export(&export_file(setup.dir.path(), "careful")).unwrap();
+    let export =
+        tdqs_gate::export::file::read_export(&export_file(setup.dir.path(), "careful")).unwrap();
     let scored = gate::score_once(
         &export,
         &setup.judge(JudgeMode::Anthropic, Some(KEY_VAR)),

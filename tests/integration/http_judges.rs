@@ -5,13 +5,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tdqs_core::spec::signals::ContextSignals;
 use tdqs_gate::judge::anthropic::{
     AnthropicBatchJudge, AnthropicJudge, AnthropicOptions, BatchOptions, Thinking,
 };
 use tdqs_gate::judge::http::{answer_schema, ApiKey, HttpOptions, RetryPolicy, Sampling, Sleeper};
 use tdqs_gate::judge::openai::{OpenAiJudge, OpenAiOptions, ResponseFormat};
 use tdqs_gate::judge::{Judge, Question, QuestionKind, Subject};
-use tdqs_gate::spec::signals::ContextSignals;
 
 use crate::http_stub::{refused_url, HttpStub, RecordedRequest, Script, StubResponse};
 

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use tdqs_core::error::{Error, Stage};
 use tdqs_gate::config::Config;
-use tdqs_gate::error::{Error, Stage};
 use tdqs_gate::export::launch::{ensure_program, HostEnv, LaunchOptions, LaunchPlan};
 use tdqs_gate::export::{ExportLimits, LaunchSpec};
 use tdqs_gate::revision;
@@ -421,7 +421,7 @@ fn the_environment_is_built_from_nothing_and_never_holds_the_gates_secrets() {
     assert_eq!(spec.secret_env, vec!["GITHUB_TOKEN".to_string()]);
     // Its value is masked wherever the gate shows text (a server's stderr tail, say).
     assert_eq!(
-        tdqs_gate::redact::redact("server said: ghp-host-github-token"),
+        tdqs_core::redact::redact("server said: ghp-host-github-token"),
         "server said: [REDACTED]"
     );
     assert_eq!(env_of(&spec, "HOME"), Some("/home/host-user"));

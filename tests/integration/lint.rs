@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
+use tdqs_core::spec::signals::{ContextSignals, ShadowCandidate};
 use tdqs_gate::judge::static_judge::{coherence_answer, tool_answer, StaticJudge};
 use tdqs_gate::judge::{Judge, Subject};
 use tdqs_gate::lint::{self, render, FailOn, LintConfig, LintReport, Severity};
-use tdqs_gate::spec::signals::{ContextSignals, ShadowCandidate};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -322,7 +322,7 @@ fn config_relevels_and_disables_codes() {
 fn unknown_code_in_config_is_a_usage_error() {
     let lint_table = toml_lint("[lint.rules]\nTDQS-D999 = \"off\"\n");
     let err = LintConfig::from_toml(lint_table.as_ref()).expect_err("unknown code");
-    assert_eq!(err.stage, tdqs_gate::error::Stage::Usage);
+    assert_eq!(err.stage, tdqs_core::error::Stage::Usage);
     assert!(err.cause.contains("TDQS-D999"));
 }
 

@@ -1,4 +1,5 @@
 mod action;
+mod architecture;
 mod calibrate;
 mod claude_code;
 mod digest;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::task::{Context, Waker};
 
-use tdqs_gate::error::Stage;
+use tdqs_core::error::Stage;
 use tdqs_gate::revision::{self, Side, WORKING_TREE_LABEL};
 
 use crate::support::gitrepo::{tree_files, GitRepo, RepoSnapshot};
@@ -198,7 +198,7 @@ fn a_failed_checkout_leaves_nothing() {
 fn use_side_then_fail(
     repo: &revision::Repo,
     root: &mut PathBuf,
-) -> Result<(), tdqs_gate::error::Error> {
+) -> Result<(), tdqs_core::error::Error> {
     let side = repo.checkout("HEAD~1")?;
     *root = side.root.clone();
     assert!(root.join("server.sh").exists());

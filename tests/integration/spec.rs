@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-use tdqs_gate::error::{Error, Stage};
-use tdqs_gate::spec::extract::extract_prompts;
-use tdqs_gate::spec::pins::digest_value;
-use tdqs_gate::spec::signals::{ContextSignals, ShadowCandidate};
-use tdqs_gate::spec::{
-    load_prompts, pretty_json, render_coherence_user, render_tool_user, FetchOptions, Pins,
-    PromptKey, PromptSource, Prompts,
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::spec::extract::extract_prompts;
+use tdqs_core::spec::pins::digest_value;
+use tdqs_core::spec::signals::{ContextSignals, ShadowCandidate};
+use tdqs_core::spec::{
+    pretty_json, render_coherence_user, render_tool_user, Pins, PromptKey, Prompts,
 };
+use tdqs_gate::spec::{load_prompts, pins_from_file, FetchOptions, PromptSource};
 
 use crate::loopback::{refused_url, Loopback, Response};
 
@@ -69,7 +69,7 @@ impl Setup {
         edit(&mut record);
         let path = dir.path().join("pins.json");
         std::fs::write(&path, serde_json::to_string_pretty(&record).unwrap()).unwrap();
-        let pins = Pins::from_file(&path).unwrap();
+        let pins = pins_from_file(&path).unwrap();
         Setup { dir, pins }
     }
 

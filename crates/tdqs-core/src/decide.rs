@@ -6,8 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::arith::{median, Tenths};
 use crate::exit::Verdict;
-use crate::score::arith::{median, Tenths};
+use crate::spec::pins::Pins;
 
 /// The confirmation rule of the pins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,6 +16,17 @@ use crate::score::arith::{median, Tenths};
 pub struct ConfirmationRule {
     pub initial_pairs: usize,
     pub confirmation_pairs_on_drop: usize,
+}
+
+impl ConfirmationRule {
+    /// The rule the pins fix (`confirmation` in `tdqs/version.json`).
+    pub fn from_pins(pins: &Pins) -> Self {
+        let c = pins.confirmation();
+        ConfirmationRule {
+            initial_pairs: c.initial_pairs as usize,
+            confirmation_pairs_on_drop: c.confirmation_pairs_on_drop as usize,
+        }
+    }
 }
 
 impl Default for ConfirmationRule {

@@ -1,7 +1,8 @@
 //! The process exit codes: the one place they are defined.
 //!
-//! They are part of the public interface (see `docs/stability.md`). Exit code 1 means BLOCK and
-//! nothing else: every error, usage mistake, interruption or panic maps to INVALID (2).
+//! They are part of the public interface (the exit-code table in `docs/reference.md`, the
+//! stability promise in `docs/report-format.md`). Exit code 1 means BLOCK and nothing else: every
+//! error, usage mistake, interruption or panic maps to INVALID (2).
 
 use std::process::ExitCode;
 

@@ -13,7 +13,7 @@ use num_integer::Integer;
 use num_rational::Ratio;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::model::{CoherenceDimension, ToolDimension};
+use crate::rubric::{CoherenceDimension, ToolDimension};
 
 pub type Frac = Ratio<i64>;
 

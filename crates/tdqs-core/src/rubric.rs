@@ -1,4 +1,4 @@
-//! The TDQS vocabulary: dimensions, a judge's answers, and the scored results of a side.
+//! The TDQS rubric's vocabulary: the dimensions and the shape of a judge's answers.
 
 use std::collections::BTreeMap;
 

@@ -17,7 +17,6 @@
 
 pub mod canonical;
 mod diff;
-mod file;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -25,12 +24,9 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result, Stage};
-use crate::export::model::{
-    Export, ExportSource, ProbeProfile, RawListing, Size, EXPORT_SCHEMA_VERSION,
-};
+use crate::export::{Export, ExportSource, ProbeProfile, RawListing, Size, EXPORT_SCHEMA_VERSION};
 
 pub use diff::{diff_exports, DefinitionDiff};
-pub use file::{read_export, write_export};
 
 /// The fields of a tool that TDQS scores and hashes, in the order the specification lists them.
 pub const DEFINITION_FIELDS: [&str; 6] = [

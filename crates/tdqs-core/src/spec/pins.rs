@@ -10,18 +10,18 @@
 //! rule — rather than scoring with constants the record does not state.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use num_rational::Ratio;
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 
 use crate::error::{Error, Stage};
-use crate::score::model::ToolDimension;
+use crate::rubric::ToolDimension;
 use crate::spec::extract::{sha256_hex, PromptKey};
 
 /// The pins compiled into the binary.
-pub const EMBEDDED_JSON: &str = include_str!("../../tdqs/version.json");
+pub const EMBEDDED_JSON: &str = include_str!("../../../../tdqs/version.json");
 
 /// The only specification version whose prompts and grammar this code implements.
 pub const SUPPORTED_SPEC_VERSION: &str = "1.3";
@@ -139,7 +139,7 @@ pub struct OverallWeights {
 }
 
 /// Tier lower bounds as exact fractions; below `d` is F.
-pub use crate::score::arith::TierThresholds;
+pub use crate::arith::TierThresholds;
 
 /// Where the pins came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,19 +171,6 @@ impl Pins {
     /// The pins compiled into the binary.
     pub fn embedded() -> Result<Pins, Error> {
         Pins::from_json_text(EMBEDDED_JSON, PinsOrigin::Embedded)
-    }
-
-    /// Pins read from a file (`--pins FILE`).
-    pub fn from_file(path: &Path) -> Result<Pins, Error> {
-        let text = std::fs::read_to_string(path).map_err(|err| {
-            Error::io(
-                Stage::Config,
-                format!("cannot read pins file {}", path.display()),
-                err,
-            )
-            .with_advice("pass --pins a readable JSON file shaped like tdqs/version.json")
-        })?;
-        Pins::from_json_text(&text, PinsOrigin::File(path.to_path_buf()))
     }
 
     /// Pins from JSON text; `origin` says where the text came from.
@@ -576,19 +563,11 @@ pub fn parse_decimal(text: &str) -> Option<Ratio<i64>> {
 }
 
 impl Pins {
-    /// The pins of a run: `--pins FILE` when given, else the embedded ones.
-    pub fn load(file: Option<&Path>) -> Result<Pins, Error> {
-        match file {
-            Some(path) => Pins::from_file(path),
-            None => Pins::embedded(),
-        }
-    }
-
     /// Every weight and threshold in the form the scorer computes with.
-    pub fn weights(&self) -> crate::score::arith::Weights {
+    pub fn weights(&self) -> crate::arith::Weights {
         let dq = self.description_quality_weights();
         let overall = self.overall_weights();
-        crate::score::arith::Weights {
+        crate::arith::Weights {
             dimensions: self
                 .dimension_weights()
                 .iter()
@@ -599,15 +578,6 @@ impl Pins {
             overall_dq: i64::from(overall.description_quality),
             overall_coherence: i64::from(overall.coherence),
             tiers: self.tier_thresholds(),
-        }
-    }
-
-    /// The confirmation rule in the form the decision takes.
-    pub fn confirmation_rule(&self) -> crate::decide::ConfirmationRule {
-        let c = self.confirmation();
-        crate::decide::ConfirmationRule {
-            initial_pairs: c.initial_pairs as usize,
-            confirmation_pairs_on_drop: c.confirmation_pairs_on_drop as usize,
         }
     }
 }
@@ -680,7 +650,7 @@ mod tests {
     #[test]
     fn tiers_use_exact_bounds() {
         let t = Pins::embedded().unwrap().tier_thresholds();
-        use crate::score::arith::{Tenths, Tier};
+        use crate::arith::{Tenths, Tier};
         assert_eq!(t.tier(Tenths(35)), Tier::A);
         assert_eq!(t.tier(Tenths(34)), Tier::B);
         assert_eq!(t.tier(Tenths(30)), Tier::B);
@@ -866,12 +836,6 @@ mod tests {
         assert!(refusal(Pins::from_json_text("[1]", PinsOrigin::Embedded))
             .contains("not a JSON object"));
         assert!(refusal(Pins::from_json_text("{", PinsOrigin::Embedded)).contains("not valid JSON"));
-        let missing = Pins::from_file(Path::new("/nonexistent/pins.json")).unwrap_err();
-        assert!(
-            missing.cause.contains("/nonexistent/pins.json"),
-            "{}",
-            missing.cause
-        );
     }
 
     #[test]

@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
+use crate::arith::Tenths;
 use crate::exit::Verdict;
-use crate::score::arith::Tenths;
 
 use super::model::*;
 
@@ -28,7 +28,7 @@ fn short(commit: &Option<String>) -> String {
 fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
     match (revision.as_deref(), commit) {
         // The working tree may hold uncommitted changes: its commit is only what it started from.
-        (Some(crate::revision::WORKING_TREE_LABEL), Some(_)) => {
+        (Some(crate::export::WORKING_TREE_LABEL), Some(_)) => {
             format!("the working tree (on {})", short(commit))
         }
         (Some(r), Some(_)) => format!("`{}` ({})", cell(r), short(commit)),
@@ -261,7 +261,7 @@ fn render_scores(out: &mut String, report: &Report) {
         rule.push_str("---:|---:|");
     }
     let _ = writeln!(out, "{header}\n{rule}");
-    type Pick = fn(&crate::score::results::Rollups) -> Option<Tenths>;
+    type Pick = fn(&crate::score::Rollups) -> Option<Tenths>;
     let rows: [(&str, Pick); 5] = [
         ("**Mean TDQS** (decides)", |r| r.mean_tdqs),
         ("Lowest TDQS", |r| r.min_tdqs),
@@ -308,7 +308,7 @@ fn render_tools(out: &mut String, report: &Report) {
     for name in names {
         let b = first.base.tools.get(name);
         let h = first.head.tools.get(name);
-        let fmt = |t: Option<&crate::score::results::ToolResult>| {
+        let fmt = |t: Option<&crate::score::ToolResult>| {
             t.map(|t| format!("{} ({})", t.tdqs, t.tier))
                 .unwrap_or_else(|| "–".to_string())
         };

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::{Error, Result, Stage};
-use crate::export::model::{Export, EXPORT_SCHEMA_VERSION};
+use tdqs_core::error::{Error, Result, Stage};
+use tdqs_core::export::{Export, EXPORT_SCHEMA_VERSION};
 
-use super::verify_export;
+use tdqs_core::digest::verify_export;
 
 /// Reads an export file and checks it ([`verify_export`]): an export whose hashes or sizes do
 /// not follow from its tools is refused, so a hand-edited file cannot decide a gate.

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::score::model::{
+use crate::rubric::{
     CoherenceAnswer, CoherenceDimension, Judged, ShadowingAnswer, ToolAnswer, ToolDimension,
 };
 

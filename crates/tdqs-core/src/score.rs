@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::arith::{Tenths, Tier};
-use super::model::{CoherenceDimension, Judged, ToolDimension};
+use crate::arith::{Tenths, Tier};
+use crate::judge::TokenUsage;
+use crate::rubric::{CoherenceDimension, Judged, ToolDimension};
 use crate::spec::signals::{ContextSignals, ShadowCandidate};
 
 /// Flags of the specification's post-processing.
@@ -101,4 +102,33 @@ pub struct SideScore {
     pub tools: BTreeMap<String, ToolResult>,
     pub coherence: CoherenceResult,
     pub rollups: Rollups,
+}
+
+/// Counters of one scoring batch (a pair or a single side).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallStats {
+    /// Distinct questions answered by the judge.
+    pub questions: u64,
+    /// Judge invocations, retries included.
+    pub attempts: u64,
+    /// Answers used for both sides of a pair because the question was identical.
+    pub shared_answers: u64,
+    /// Tools decided by a hard gate without a call.
+    pub hard_gated: u64,
+    /// Answers of a deterministic judge reused from an earlier pair of the same run.
+    #[serde(default)]
+    pub reused_answers: u64,
+    pub tokens: TokenUsage,
+}
+
+impl CallStats {
+    pub fn add(&mut self, other: &CallStats) {
+        self.questions += other.questions;
+        self.attempts += other.attempts;
+        self.shared_answers += other.shared_answers;
+        self.hard_gated += other.hard_gated;
+        self.reused_answers += other.reused_answers;
+        self.tokens.add(&other.tokens);
+    }
 }

@@ -2,9 +2,9 @@
 
 use std::fmt::Write as _;
 
-use crate::gate::ScoredOnce;
-use crate::score::arith::Tenths;
-use crate::score::model::ToolDimension;
+use crate::arith::Tenths;
+use crate::report::ScoredOnce;
+use crate::rubric::ToolDimension;
 
 fn opt(t: Option<Tenths>) -> String {
     t.map(|t| t.to_string()).unwrap_or_else(|| "-".to_string())
@@ -55,8 +55,7 @@ pub fn render_side(scored: &ScoredOnce) -> String {
         );
     }
     let r = &side.rollups;
-    let tier =
-        |t: Option<crate::score::arith::Tier>| t.map(|t| format!(" ({t})")).unwrap_or_default();
+    let tier = |t: Option<crate::arith::Tier>| t.map(|t| format!(" ({t})")).unwrap_or_default();
     let _ = writeln!(out, "\nmean TDQS            {}", opt(r.mean_tdqs));
     let _ = writeln!(
         out,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::export::model::Export;
+use crate::export::Export;
 
 use super::canonical;
 
@@ -81,7 +81,7 @@ fn tools_by_name(tools: &[Value]) -> HashMap<&str, &Value> {
 mod tests {
     use super::*;
     use crate::digest::assemble_export;
-    use crate::export::model::{ExportSource, ProbeProfile, RawListing};
+    use crate::export::{ExportSource, ProbeProfile, RawListing};
     use serde_json::json;
 
     fn export_of(tools: Vec<Value>) -> Export {

@@ -1,8 +1,8 @@
 //! What fell on the first pair: the tools and dimensions a BLOCK (or a dropped first pair) names.
 
-use crate::score::arith::{frac_to_f64, Frac};
-use crate::score::model::{CoherenceDimension, ToolDimension};
-use crate::score::results::SideScore;
+use crate::arith::{frac_to_f64, Frac};
+use crate::rubric::{CoherenceDimension, ToolDimension};
+use crate::score::SideScore;
 
 use super::model::*;
 

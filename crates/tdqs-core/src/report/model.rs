@@ -9,15 +9,15 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::arith::Tenths;
 use crate::decide::Medians;
 use crate::error::Stage;
 use crate::exit::Verdict;
 use crate::export::{Export, Size};
 use crate::judge::JudgeInfo;
-use crate::score::arith::Tenths;
-use crate::score::model::{CoherenceDimension, ToolDimension};
-use crate::score::results::SideScore;
-use crate::score::side::CallStats;
+use crate::rubric::{CoherenceDimension, ToolDimension};
+use crate::score::CallStats;
+use crate::score::SideScore;
 
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 pub const REPORT_JSON: &str = "tool-definition-score.json";
@@ -31,9 +31,11 @@ pub struct Generator {
 }
 
 impl Default for Generator {
+    /// This build of tdqs-gate. The workspace's crates share one version (`version.workspace`),
+    /// so the core's version is the tool's.
     fn default() -> Self {
         Generator {
-            name: env!("CARGO_PKG_NAME").to_string(),
+            name: "tdqs-gate".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
@@ -257,4 +259,14 @@ pub struct Report {
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ReportError>,
+}
+
+/// One side scored once (`tdqs-gate score`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoredOnce {
+    pub scoring: Scoring,
+    pub side: crate::score::SideScore,
+    pub calls: CallStats,
+    pub warnings: Vec<String>,
 }

@@ -1,0 +1,10 @@
+//! The report: its data model ([`model`]), the causes of a fall ([`causes`]), the Markdown
+//! summary ([`markdown`]) and the plain-text rendering of one scored side ([`text`]). Writing the
+//! files is the engine's business.
+
+pub mod causes;
+pub mod markdown;
+pub mod model;
+pub mod text;
+
+pub use model::*;
