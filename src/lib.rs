@@ -19,6 +19,7 @@ pub mod export;
 pub mod gate;
 pub mod judge;
 pub mod lint;
+pub mod platform;
 pub mod report;
 pub mod revision;
 pub mod score;

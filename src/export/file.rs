@@ -1,7 +1,7 @@
 //! Export files: what `tdqs-gate export -o FILE` writes and `--base-export` / `--head-export`
 //! read back.
 
-use std::io::Write;
+use crate::platform::atomic::write_atomically;
 use std::path::Path;
 
 use serde_json::Value;
@@ -57,11 +57,11 @@ pub fn read_export(path: &Path) -> Result<Export> {
 /// it is written to a temporary file in the same directory and renamed over `path`.
 pub fn write_export(path: &Path, export: &Export) -> Result<()> {
     let shown = path.display();
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let cannot_write = |err: std::io::Error| {
+    let mut text = serde_json::to_string_pretty(export)
+        .map_err(|err| Error::internal(format!("serialising the export failed: {err}")))?;
+    text.push('\n');
+    // An export is an ordinary artifact (0644), not a private temporary file.
+    write_atomically(path, text.as_bytes(), Some(0o644)).map_err(|err| {
         Error::io(
             Stage::Export,
             format_args!("cannot write export file {shown}"),
@@ -70,27 +70,5 @@ pub fn write_export(path: &Path, export: &Export) -> Result<()> {
         .with_advice(
             "check that the directory exists and is writable, or choose another path with -o",
         )
-    };
-    let mut text = serde_json::to_string_pretty(export)
-        .map_err(|err| Error::internal(format!("serialising the export failed: {err}")))?;
-    text.push('\n');
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".tdqs-gate-export.")
-        .suffix(".tmp")
-        .tempfile_in(directory)
-        .map_err(cannot_write)?;
-    temporary.write_all(text.as_bytes()).map_err(cannot_write)?;
-    temporary.as_file().sync_all().map_err(cannot_write)?;
-    #[cfg(unix)]
-    {
-        // Temporary files are created private (0600); an export is an ordinary artifact.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(temporary.path(), std::fs::Permissions::from_mode(0o644))
-            .map_err(cannot_write)?;
-    }
-    // On failure the temporary file is removed when the error drops it.
-    temporary
-        .persist(path)
-        .map_err(|err| cannot_write(err.error))?;
-    Ok(())
+    })
 }

@@ -51,6 +51,7 @@ use serde_json::Value;
 
 use crate::config::{Config, ServerConfig};
 use crate::export::model::{ExportLimits, LaunchSpec, SetupCommand};
+use crate::platform::path_search::{self, EmptyEntry};
 use tdqs_core::error::{Error, Result, Stage};
 
 /// Host manifests, in the order they are looked for.
@@ -576,17 +577,15 @@ pub fn locate_program(
         };
     }
     let path_value = path.unwrap_or("");
-    for dir in std::env::split_paths(path_value) {
-        // An empty PATH entry means the working directory, as for execvp.
-        let dir = if dir.as_os_str().is_empty() {
-            cwd.to_path_buf()
-        } else {
-            cwd.join(dir)
-        };
-        let candidate = dir.join(program);
-        if executable_status(&candidate) == ProgramFile::Runnable {
-            return Ok(candidate);
-        }
+    // An empty PATH entry means the working directory, as for execvp; relative entries too.
+    if let Some(found) = path_search::find_on_path(
+        program.as_ref(),
+        path_value.as_ref(),
+        EmptyEntry::Means(cwd),
+        Some(cwd),
+        &[""],
+    ) {
+        return Ok(found);
     }
     let mut advice =
         format!("install `{program}` on the machine running the gate, or give its full path");

@@ -38,6 +38,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
+use crate::platform::path_search::{self, is_executable_file, EmptyEntry};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::redact;
 
@@ -581,7 +582,6 @@ pub fn is_batch_wrapper(path: &Path) -> bool {
 }
 
 fn search_path(name: &OsStr, path_var: Option<&OsStr>) -> Option<PathBuf> {
-    let path_var = path_var?;
     // On Windows the CLI is `claude.exe`; `.cmd`/`.bat` are found too, so that they can be
     // refused with a clear message instead of "not found".
     let suffixes: &[&str] = if cfg!(windows) {
@@ -589,38 +589,7 @@ fn search_path(name: &OsStr, path_var: Option<&OsStr>) -> Option<PathBuf> {
     } else {
         &[""]
     };
-    for dir in std::env::split_paths(path_var) {
-        if dir.as_os_str().is_empty() {
-            continue;
-        }
-        for suffix in suffixes {
-            let mut file_name = name.to_owned();
-            file_name.push(suffix);
-            let candidate = dir.join(&file_name);
-            if is_executable_file(&candidate) {
-                return Some(candidate);
-            }
-        }
-    }
-    None
-}
-
-fn is_executable_file(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !meta.is_file() {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        true
-    }
+    path_search::find_on_path(name, path_var?, EmptyEntry::Skipped, None, suffixes)
 }
 
 /// Accepts `http://` and `https://` URLs; anything else is a usage error. Credentials in the

@@ -33,13 +33,6 @@ pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an unparseable body is quoted in a failure message.
 const BODY_EXCERPT_CHARS: usize = 600;
 
-/// Installs rustls' ring provider for the whole process. reqwest is built without a provider of its
-/// own, so this must run before the first client is built; installing twice is harmless.
-pub fn install_crypto_provider() {
-    // An `Err` only means a provider is already installed, which is all we need.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
 // ---------------------------------------------------------------------------------------------
 // API keys
 // ---------------------------------------------------------------------------------------------
@@ -766,10 +759,7 @@ pub struct HttpTransport {
 
 impl HttpTransport {
     pub fn new(options: &HttpOptions, key: Option<&ApiKey>) -> Result<Self, Error> {
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("tdqs-gate/", env!("CARGO_PKG_VERSION")))
-            .timeout(options.timeout)
+        let client = crate::platform::http_client::builder(options.timeout)
             .connect_timeout(options.connect_timeout)
             // A redirected POST loses its body or its method, and a redirect to another host
             // would carry the key there: report the new address instead of following it.

@@ -3,6 +3,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::platform::atomic::write_atomically;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::redact::redact;
 
@@ -20,33 +21,11 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         Error::io(Stage::Report, format!("cannot create {}", dir.display()), e)
             .with_advice("choose a writable folder with --report-dir")
     })?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
-        Error::io(
-            Stage::Report,
-            format!("cannot write in {}", dir.display()),
-            e,
-        )
-        .with_advice("choose a writable folder with --report-dir")
-    })?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| Error::io(Stage::Report, format!("cannot write {}", path.display()), e))?;
-    // A temporary file is private (0600); a report is an ordinary file others may read.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = tmp
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    tmp.persist(path).map_err(|e| {
-        Error::io(
-            Stage::Report,
-            format!("cannot move the report into {}", path.display()),
-            e.error,
-        )
-    })?;
-    Ok(())
+    // A report is an ordinary file others may read (0644), not a private temporary one.
+    write_atomically(path, bytes, Some(0o644)).map_err(|e| {
+        Error::io(Stage::Report, format!("cannot write {}", path.display()), e)
+            .with_advice("choose a writable folder with --report-dir")
+    })
 }
 
 /// The paths a report was written to.

@@ -9,7 +9,6 @@
 //! network access at all. A cached copy that fails the check is replaced by one new download.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -245,24 +244,11 @@ fn read_cached(path: &Path) -> Cached {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in `dir` and a rename, so a reader never
-/// sees a partial file.
+/// Writes `bytes` to `path` (in `dir`, created when missing) so a reader never sees a partial
+/// file.
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".readme-")
-        .suffix(".partial")
-        .tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
-}
-
-/// Installs ring as the process's rustls provider (reqwest is built without one); a provider
-/// installed earlier is kept.
-fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    crate::platform::atomic::write_atomically(path, bytes, None)
 }
 
 async fn download(url: &str, timeout: Duration) -> Result<String, Error> {
@@ -272,10 +258,7 @@ async fn download(url: &str, timeout: Duration) -> Result<String, Error> {
             format!("the specification URL {url:?} is not a valid URL: {err}"),
         )
     })?;
-    install_crypto_provider();
-    let mut builder = reqwest::Client::builder()
-        .timeout(timeout)
-        .user_agent(concat!("tdqs-gate/", env!("CARGO_PKG_VERSION")));
+    let mut builder = crate::platform::http_client::builder(timeout);
     if is_loopback(&parsed) {
         // A proxy from the environment cannot reach this machine's loopback.
         builder = builder.no_proxy();

@@ -12,8 +12,6 @@
 
 use std::fmt;
 
-use sha2::{Digest, Sha256};
-
 /// Which of the four prompts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PromptKey {
@@ -88,7 +86,7 @@ impl Prompts {
 }
 
 pub(crate) fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
+    crate::digest::sha256_hex(text.as_bytes())
 }
 
 /// Why the README does not yield four prompts.
