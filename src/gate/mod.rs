@@ -198,6 +198,18 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     }
 }
 
+/// The reason of a PASS on unchanged definitions (`--check` recomputes it).
+pub(crate) fn unchanged_reason(set_hash: &str) -> String {
+    format!(
+        "The tool definitions are unchanged (set hash {} on both sides); no model was called.",
+        set_hash.get(..12).unwrap_or(set_hash)
+    )
+}
+
+/// The reason of a PASS on an empty base (`--check` recomputes it).
+pub(crate) const BASE_EMPTY_REASON: &str = "The base lists no tools, so there is no score the \
+    head could fall below; nothing was scored.";
+
 type Decided = (Verdict, String, Option<decide::Medians>);
 
 async fn run_inner(
@@ -228,23 +240,10 @@ async fn run_inner(
     let (base, head) = (draft.base.as_ref().unwrap(), draft.head.as_ref().unwrap());
 
     if unchanged {
-        return Ok((
-            Verdict::Pass,
-            format!(
-                "The tool definitions are unchanged (set hash {} on both sides); no model was called.",
-                &base.export.set_hash[..12.min(base.export.set_hash.len())]
-            ),
-            None,
-        ));
+        return Ok((Verdict::Pass, unchanged_reason(&base.export.set_hash), None));
     }
     if base_empty {
-        return Ok((
-            Verdict::Pass,
-            "The base lists no tools, so there is no score the head could fall below; nothing was \
-             scored."
-                .to_string(),
-            None,
-        ));
+        return Ok((Verdict::Pass, BASE_EMPTY_REASON.to_string(), None));
     }
     if head_empty {
         return Err(Error::new(
