@@ -44,6 +44,8 @@ use crate::export::model::{Era, ExportLimits, ProbeProfile};
 
 /// The file name looked for at the root of the head's tree.
 pub const CONFIG_FILE: &str = "tdqs-gate.toml";
+/// A configuration file larger than this is refused (it is a few lines).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Longest accepted timeout (4 hours): anything longer is almost certainly a unit mistake
 /// (milliseconds written as seconds), and a CI job would be cancelled first anyway.
@@ -123,19 +125,68 @@ impl Config {
     /// Reads `tdqs-gate.toml` at `root`; `Ok(None)` when there is none.
     pub fn load(root: &Path) -> Result<Option<Config>> {
         let path = root.join(CONFIG_FILE);
-        if !path.exists() {
-            return Ok(None);
+        // A link is followed only to a file inside the repository: a pull request must not make
+        // the gate read (and quote in an error) a file from elsewhere on the machine.
+        let links = if crate::safe_file::is_symlink(&path) {
+            let inside = match (path.canonicalize(), root.canonicalize()) {
+                (Ok(target), Ok(root)) => target.starts_with(&root),
+                _ => false,
+            };
+            if !inside {
+                return Err(Error::new(
+                    Stage::Config,
+                    format!(
+                        "{} is a symbolic link to a file outside the repository (or to nothing); \
+                         it is not read",
+                        path.display()
+                    ),
+                )
+                .with_advice("replace the link by the configuration file itself"));
+            }
+            crate::safe_file::Links::Follow
+        } else {
+            crate::safe_file::Links::Refuse
+        };
+        match Config::read(&path, links) {
+            Err(None) => Ok(None),
+            Err(Some(e)) => Err(e),
+            Ok(c) => Ok(Some(c)),
         }
-        Config::load_file(&path).map(Some)
     }
 
-    /// Reads a configuration file at an explicit path.
+    /// Reads a configuration file at an explicit path (links followed).
     pub fn load_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::io(Stage::Config, format!("cannot read {}", path.display()), e)
-                .with_advice("make the file readable UTF-8 text, or remove it")
+        Config::read(path, crate::safe_file::Links::Follow).map_err(|e| {
+            e.unwrap_or_else(|| {
+                Error::new(Stage::Config, format!("{} does not exist", path.display()))
+                    .with_advice("pass the path of an existing configuration file")
+            })
+        })
+    }
+
+    /// `Err(None)`: there is no such file.
+    fn read(path: &Path, links: crate::safe_file::Links) -> std::result::Result<Config, Option<Error>> {
+        use crate::safe_file::{read_regular, ReadError};
+        let bytes = match read_regular(path, links, MAX_CONFIG_BYTES) {
+            Ok(bytes) => bytes,
+            Err(ReadError::NotFound) => return Err(None),
+            Err(e) => {
+                return Err(Some(
+                    Error::new(
+                        Stage::Config,
+                        format!("cannot read {}: {e}", path.display()),
+                    )
+                    .with_advice("make it a regular file of UTF-8 text, or remove it"),
+                ))
+            }
+        };
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Some(
+                Error::new(Stage::Config, format!("{} is not UTF-8 text", path.display()))
+                    .with_advice("make the file readable UTF-8 text, or remove it"),
+            )
         })?;
-        Config::parse(&text, path)
+        Config::parse(&text, path).map_err(Some)
     }
 
     /// Parses the text of a configuration file; `path` is used in messages only.

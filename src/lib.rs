@@ -23,5 +23,6 @@ pub mod lint;
 pub mod redact;
 pub mod report;
 pub mod revision;
+pub mod safe_file;
 pub mod score;
 pub mod spec;

@@ -156,9 +156,10 @@ pub struct GateArgs {
     /// Use this export file as the head instead of starting a server.
     #[arg(long, value_name = "FILE")]
     pub head_export: Option<PathBuf>,
-    /// Where the report goes.
-    #[arg(long, value_name = "DIR", default_value = ".tool-definition-score")]
-    pub report_dir: PathBuf,
+    /// Where the report goes (default: `.tool-definition-score` at the repository's root, or in
+    /// the current folder outside a repository).
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
     /// Re-check a saved report against the current exports, with no model call.
     #[arg(long, value_name = "REPORT")]
     pub check: Option<PathBuf>,

@@ -121,22 +121,24 @@ fn finish(
         error,
         report_error: None,
     };
-    // The report files are written once both exports exist: before that there is nothing to
-    // record but the error, which stderr carries. CI still gets its outputs and summary.
-    if report.base.is_some() && report.head.is_some() {
-        match report::write::write_report(&opts.report_dir, &report) {
-            Ok(written) => {
-                if let Err(e) = report::write::github_outputs(&report, Some(&written)) {
-                    outcome.report_error = Some(e);
-                }
-                outcome.written = Some(written);
+    // Every run writes its report, an INVALID one included (with whatever exports exist), so an
+    // earlier run's report never stands in for this one.
+    match report::write::write_report(&opts.report_dir, &report) {
+        Ok(written) => {
+            if let Err(e) = report::write::github_outputs(&report, Some(&written)) {
+                outcome.report_error = Some(e);
             }
-            Err(e) => outcome.report_error = Some(e),
+            outcome.written = Some(written);
         }
-    } else if let Err(e) = report::write::github_outputs(&report, None) {
-        outcome.report_error = Some(e);
+        Err(e) => {
+            let _ = report::write::github_outputs(&report, None);
+            outcome.report_error = Some(e);
+        }
     }
-    if outcome.report_error.is_some() {
+    if outcome.report_error.is_some() && outcome.verdict != Verdict::Invalid {
+        // The files just written say PASS or BLOCK, but the run ends INVALID: they go.
+        report::write::remove_stale(&opts.report_dir);
+        outcome.written = None;
         outcome.verdict = Verdict::Invalid;
     }
     outcome.report = Some(report);
@@ -164,6 +166,8 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     let pins = match Pins::load(opts.judge.pins.as_deref()) {
         Ok(p) => p,
         Err(e) => {
+            // No report can be made without pins; an earlier one must not stand for this run.
+            report::write::remove_stale(&opts.report_dir);
             return Outcome {
                 verdict: Verdict::Invalid,
                 report: None,

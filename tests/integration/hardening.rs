@@ -1,0 +1,207 @@
+//! Issue 12 (items 7–16): reports that always match the exit code, files the gate refuses to
+//! follow or block on, hostile text in Markdown, and servers that answer badly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::gate::harness::*;
+
+const WORSE: &str = "Closes an issue.";
+
+fn head_worse() -> Value {
+    with_description(&base_tools(), "close_issue", WORSE)
+}
+
+fn static_args(report_dir: &Path) -> Vec<String> {
+    vec![
+        "--base".into(),
+        "main".into(),
+        "--judge".into(),
+        "static".into(),
+        "--pins".into(),
+        standin_pins().display().to_string(),
+        "--report-dir".into(),
+        report_dir.display().to_string(),
+    ]
+}
+
+/// Waits for `child` at most `limit`; a child still running is killed and the test fails.
+fn finish_within(mut child: Child, limit: Duration, what: &str) -> Output {
+    let done = wait_for(limit, || child.try_wait().unwrap().is_some());
+    if !done {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what}: the gate was still running after {limit:?}");
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+fn report_at(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("tool-definition-score.json")).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn issue_12_item_11_an_invalid_run_replaces_the_previous_report() {
+    let setup = Setup::new(&base_tools());
+    let dir = setup.work().join("reports");
+    let args = static_args(&dir);
+    setup.run_raw(&args, dir.clone(), |_| {}).assert_code(0);
+    assert_eq!(report_at(&dir)["decision"], "pass");
+    // The same run against a base that does not exist: INVALID, and the report says so.
+    let mut invalid = args.clone();
+    invalid[1] = "no-such-branch".into();
+    let run = setup.run_raw(&invalid, dir.clone(), |_| {});
+    run.assert_code(2);
+    let report = report_at(&dir);
+    assert_eq!(report["decision"], "invalid", "{}", run.describe());
+    assert_eq!(report["exitCode"], 2);
+    assert!(std::fs::read_to_string(dir.join("tool-definition-score.md"))
+        .unwrap()
+        .contains("INVALID"));
+    // A usage error writes no report, and leaves none from before.
+    setup.run_raw(&args, dir.clone(), |_| {}).assert_code(0);
+    let mut usage = args.clone();
+    usage.extend(["--base-export".to_string(), "x.json".to_string()]);
+    setup.run_raw(&usage, dir.clone(), |_| {}).assert_code(2);
+    assert!(!dir.join("tool-definition-score.json").exists());
+}
+
+#[test]
+fn issue_12_item_11_an_unwritable_markdown_leaves_no_json_saying_block() {
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&head_worse());
+    let dir = setup.work().join("reports");
+    // A folder where the Markdown file goes: it cannot be replaced by a file.
+    std::fs::create_dir_all(dir.join("tool-definition-score.md").join("x")).unwrap();
+    let run = setup.run_raw(&static_args(&dir), dir.clone(), |_| {});
+    run.assert_code(2);
+    match std::fs::read_to_string(dir.join("tool-definition-score.json")) {
+        Err(_) => {}
+        Ok(text) => panic!("a report was left: {text}\n{}", run.describe()),
+    }
+    assert!(run.stderr.contains("tool-definition-score.md"), "{}", run.describe());
+}
+
+#[test]
+fn issue_12_item_11_a_committed_report_symlink_does_not_redirect_the_report() {
+    let setup = Setup::new(&base_tools());
+    let elsewhere = setup.work().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, setup.repo.path.join(".tool-definition-score")).unwrap();
+    setup.repo.commit_all("a report folder that is a link");
+    let mut args = static_args(Path::new("unused"));
+    args.truncate(6); // no --report-dir: the default folder at the repository's root
+    let tmp = setup.work().join("tmp-link");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = setup.command(&args, &tmp).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "written through the link");
+}
+
+#[test]
+fn issue_12_item_11_a_config_symlink_out_of_the_repository_is_not_read() {
+    let setup = Setup::new(&base_tools());
+    let outside = setup.work().join("private.txt");
+    std::fs::write(&outside, "password = hunter2-secret-line\n[[[\n").unwrap();
+    let config = setup.repo.path.join("tdqs-gate.toml");
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink(&outside, &config).unwrap();
+    let dir = setup.work().join("reports");
+    let run = setup.run_raw(&static_args(&dir), dir.clone(), |_| {});
+    run.assert_code(2);
+    assert!(!run.stderr.contains("hunter2"), "{}", run.describe());
+    assert!(!run.stdout.contains("hunter2"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("symbolic link to a file outside the repository"),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn issue_12_item_12_a_fifo_as_the_configuration_is_refused_at_once() {
+    let setup = Setup::new(&base_tools());
+    let config = setup.repo.path.join("tdqs-gate.toml");
+    std::fs::remove_file(&config).unwrap();
+    mkfifo(&config);
+    let tmp = setup.work().join("tmp-fifo");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let child = setup
+        .command(&static_args(&setup.work().join("reports")), &tmp)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish_within(child, Duration::from_secs(30), "FIFO tdqs-gate.toml");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("FIFO"), "{stderr}");
+    std::fs::remove_file(&config).unwrap();
+}
+
+#[test]
+fn issue_12_item_12_a_fifo_as_the_spec_cache_is_replaced_by_a_download() {
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&head_worse());
+    setup.fake.control(script(vec![]));
+    let cached: PathBuf = setup
+        .cache_dir()
+        .join("tdqs-gate")
+        .join(format!("{SPEC_COMMIT}.md"));
+    std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+    mkfifo(&cached);
+    let mut args = vec!["--base".to_string(), "main".to_string()];
+    args.extend(setup.judge_args());
+    args.extend([
+        "--report-dir".to_string(),
+        setup.work().join("reports").display().to_string(),
+    ]);
+    let tmp = setup.work().join("tmp-fifo");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let child = setup
+        .command(&args, &tmp)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish_within(child, Duration::from_secs(60), "FIFO spec cache");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(setup.spec.request_count(), 1);
+    assert!(std::fs::metadata(&cached).unwrap().is_file());
+}
+
+#[test]
+fn issue_12_item_14_the_default_report_folder_is_at_the_repository_root() {
+    let setup = Setup::new(&base_tools());
+    let sub = setup.repo.path.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("keep"), "").unwrap();
+    let mut args = static_args(Path::new("unused"));
+    args.truncate(6);
+    let tmp = setup.work().join("tmp-sub");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = setup
+        .command(&args, &tmp)
+        .current_dir(&sub)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(setup
+        .repo
+        .path
+        .join(".tool-definition-score/tool-definition-score.json")
+        .is_file());
+    assert!(!sub.join(".tool-definition-score").exists());
+}
