@@ -205,3 +205,88 @@ fn issue_12_item_14_the_default_report_folder_is_at_the_repository_root() {
         .is_file());
     assert!(!sub.join(".tool-definition-score").exists());
 }
+
+#[test]
+fn issue_12_item_7_outside_text_is_escaped_in_markdown() {
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&head_worse());
+    let dir = setup.work().join("reports");
+    setup
+        .run_raw(&static_args(&dir), dir.clone(), |_| {})
+        .assert_code(1);
+    let mut report: tdqs_gate::report::Report = serde_json::from_value(report_at(&dir)).unwrap();
+    let name = "x` [click](https://evil.example/a) <img src=x onerror=alert(1)> `y";
+    let prose = "Fine.\n\n<script>alert(1)</script> ![p](http://evil.example/p.png) \
+                 [here](https://evil.example) www.evil.example @maintainers | col";
+    let causes = report.causes.as_mut().unwrap();
+    causes.tools[0].tool = name.to_string();
+    causes.tools[0].dimensions[0].justification = prose.to_string();
+    report.warnings.push(format!("head: server stdout: {prose}"));
+    report.reason = prose.to_string();
+    let md = tdqs_gate::report::markdown::render(&report);
+    // The name sits whole in a code span whose fence is longer than its backticks.
+    assert!(md.contains(&format!("`` {name} ``")), "{md}");
+    // Outside code spans, nothing from outside is live Markdown or HTML.
+    let prose = outside_code_spans(&md);
+    let mut rest = prose.clone();
+    for tag in ["<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>"] {
+        rest = rest.replace(tag, "");
+    }
+    let chars: Vec<char> = rest.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if matches!(c, '<' | '[' | ']' | '!' | '`') {
+            assert!(
+                i > 0 && chars[i - 1] == '\\',
+                "unescaped `{c}` at {i}: {}\n{md}",
+                chars[i.saturating_sub(30)..(i + 30).min(chars.len())].iter().collect::<String>()
+            );
+        }
+    }
+    for bad in ["https://", "http://", "www.evil", "@maintainers", "\n<"] {
+        assert!(!rest.contains(bad), "`{bad}` got through:\n{md}");
+    }
+}
+
+/// `md` with every code span (any fence length) cut out.
+fn outside_code_spans(md: &str) -> String {
+    let chars: Vec<char> = md.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '`' && (i == 0 || chars[i - 1] != '\\') {
+            let mut n = 0;
+            while i + n < chars.len() && chars[i + n] == '`' {
+                n += 1;
+            }
+            // Find the closing run of exactly n backticks.
+            let mut j = i + n;
+            let mut closed = None;
+            while j < chars.len() {
+                if chars[j] == '`' {
+                    let mut m = 0;
+                    while j + m < chars.len() && chars[j + m] == '`' {
+                        m += 1;
+                    }
+                    if m == n {
+                        closed = Some(j + m);
+                        break;
+                    }
+                    j += m;
+                } else {
+                    j += 1;
+                }
+            }
+            match closed {
+                Some(end) => {
+                    out.push_str("CODE");
+                    i = end;
+                }
+                None => panic!("an unclosed code span in:\n{md}"),
+            }
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
