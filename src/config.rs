@@ -82,6 +82,10 @@ pub struct ServerConfig {
     pub startup_timeout: Option<Duration>,
     pub request_timeout: Option<Duration>,
     pub setup_timeout: Option<Duration>,
+    /// `max-message-bytes`: the longest accepted server message.
+    pub max_message_bytes: Option<usize>,
+    /// `max-listing-bytes`: the most stdout bytes of one listing.
+    pub max_listing_bytes: Option<usize>,
     /// Give the server a temporary HOME and XDG folders (default true).
     pub isolate_home: bool,
     /// Host variables passed through by name.
@@ -99,6 +103,8 @@ impl Default for ServerConfig {
             startup_timeout: None,
             request_timeout: None,
             setup_timeout: None,
+            max_message_bytes: None,
+            max_listing_bytes: None,
             isolate_home: true,
             pass_env: Vec::new(),
         }
@@ -116,6 +122,12 @@ impl ServerConfig {
         }
         if let Some(t) = self.setup_timeout {
             limits.setup_timeout = t;
+        }
+        if let Some(n) = self.max_message_bytes {
+            limits.max_message_bytes = n;
+        }
+        if let Some(n) = self.max_listing_bytes {
+            limits.max_listing_bytes = n;
         }
         limits
     }
@@ -270,6 +282,8 @@ struct RawServer {
     startup_timeout: Option<Seconds>,
     request_timeout: Option<Seconds>,
     setup_timeout: Option<Seconds>,
+    max_message_bytes: Option<Spanned<i64>>,
+    max_listing_bytes: Option<Spanned<i64>>,
     isolate_home: Option<bool>,
     pass_env: Option<Vec<Spanned<String>>>,
 }
@@ -483,9 +497,39 @@ fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfi
         startup_timeout: raw.startup_timeout.map(|s| s.0),
         request_timeout: raw.request_timeout.map(|s| s.0),
         setup_timeout: raw.setup_timeout.map(|s| s.0),
+        max_message_bytes: size_limit(&raw.max_message_bytes, "max-message-bytes", text, path)?,
+        max_listing_bytes: size_limit(&raw.max_listing_bytes, "max-listing-bytes", text, path)?,
         isolate_home: raw.isolate_home.unwrap_or(true),
         pass_env,
     })
+}
+
+fn size_limit(
+    value: &Option<Spanned<i64>>,
+    key: &str,
+    text: &str,
+    path: &Path,
+) -> Result<Option<usize>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let n = *value.get_ref();
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| crate::cli::args::parse_size_limit(&n.to_string()).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            located(
+                text,
+                path,
+                Some(value.span()),
+                &format!(
+                    "`{key}` is {n}, but it must be a number of bytes from 1024 (1 KiB) to \
+                     1073741824 (1 GiB)"
+                ),
+            )
+            .with_advice("write the limit in bytes, e.g. 67108864 for 64 MiB")
+        })
 }
 
 /// A portable environment variable name: letters, digits and `_`, not starting with a digit.

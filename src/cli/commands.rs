@@ -37,16 +37,27 @@ fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
     let capabilities = match &args.capabilities {
         None => None,
         Some(text) => Some(
-            serde_json::from_str::<serde_json::Value>(text).map_err(|e| {
-                Error::usage(format!("--capabilities is not valid JSON: {e}"))
-                    .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
-            })?,
+            serde_json::from_str::<serde_json::Value>(text)
+                .map_err(|e| format!("--capabilities is not valid JSON: {e}"))
+                .and_then(|v| match v {
+                    serde_json::Value::Object(_) => Ok(v),
+                    other => Err(format!(
+                        "--capabilities must be a JSON object, not {}",
+                        crate::digest::json_kind(&other)
+                    )),
+                })
+                .map_err(|cause| {
+                    Error::usage(cause)
+                        .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
+                })?,
         ),
     };
     Ok(ServerOptions {
         command: args.command.clone(),
         server: args.server.clone(),
         timeout: args.timeout.map(Duration::from_secs),
+        max_message_bytes: args.max_message_bytes,
+        max_listing_bytes: args.max_listing_bytes,
         protocol_version: args.protocol_version.clone(),
         era: args.era.map(|e| match e {
             EraArg::Auto => Era::Auto,

@@ -349,6 +349,12 @@ impl LaunchPlan {
         })
     }
 
+    /// Replaces the limits (the command line's limits win over the configuration's, which
+    /// [`LaunchPlan::resolve`] applied).
+    pub fn override_limits(&mut self, change: impl FnOnce(ExportLimits) -> ExportLimits) {
+        self.limits = change(self.limits.clone());
+    }
+
     /// Where the command came from (`--command`, `tdqs-gate.toml [server] command (line 3)`,
     /// `.mcp.json server "name"`).
     pub fn origin(&self) -> &str {

@@ -290,3 +290,61 @@ fn outside_code_spans(md: &str) -> String {
     }
     out
 }
+
+#[test]
+fn issue_12_item_10_out_of_range_numbers_and_a_non_object_capabilities_are_refused() {
+    let setup = Setup::new(&base_tools());
+    let dir = setup.work().join("reports");
+    for (flag, value, says) in [
+        ("--timeout", "18446744073709551615", "1..=14400"),
+        ("--timeout", "0", "1..=14400"),
+        ("--call-timeout", "18446744073709551615", "1..=14400"),
+        ("--concurrency", "18446744073709551615", "from 1 to 256"),
+        ("--concurrency", "0", "from 1 to 256"),
+        ("--capabilities", "[1,2]", "must be a JSON object, not an array"),
+        ("--max-message-bytes", "18446744073709551615", "from 1024 (1 KiB)"),
+    ] {
+        let mut args = static_args(&dir);
+        args.extend([flag.to_string(), value.to_string()]);
+        let run = setup.run_raw(&args, dir.clone(), |_| {});
+        run.assert_code(2);
+        assert!(run.stderr.contains(says), "{flag} {value}: {}", run.describe());
+        assert!(!run.stderr.contains("panicked"), "{}", run.describe());
+    }
+}
+
+#[test]
+fn issue_12_item_13_the_message_size_limit_is_a_flag_and_a_config_key() {
+    let setup = Setup::new(&base_tools());
+    let dir = setup.work().join("reports");
+    let mut args = static_args(&dir);
+    args.extend(["--max-message-bytes".to_string(), "1024".to_string()]);
+    let run = setup.run_raw(&args, dir.clone(), |_| {});
+    run.assert_code(2);
+    assert!(run.stderr.contains("longer than the limit of 1024 bytes"), "{}", run.describe());
+    assert!(run.stderr.contains("--max-message-bytes"), "{}", run.describe());
+
+    // The same limit from tdqs-gate.toml (read from the head's tree).
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\nmax-message-bytes = 1024\n",
+    );
+    let run = setup.run_raw(&static_args(&dir), dir.clone(), |_| {});
+    run.assert_code(2);
+    assert!(run.stderr.contains("longer than the limit of 1024 bytes"), "{}", run.describe());
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\nmax-message-bytes = 12\n",
+    );
+    let run = setup.run_raw(&static_args(&dir), dir.clone(), |_| {});
+    run.assert_code(2);
+    assert!(run.stderr.contains("`max-message-bytes` is 12"), "{}", run.describe());
+    // A larger limit on the command line wins over the file's.
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\nmax-message-bytes = 1024\n",
+    );
+    let mut args = static_args(&dir);
+    args.extend(["--max-message-bytes".to_string(), "1048576".to_string()]);
+    setup.run_raw(&args, dir.clone(), |_| {}).assert_code(0);
+}
