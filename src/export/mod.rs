@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod launch;
+pub mod json_keys;
 pub mod line_check;
 pub mod model;
 pub mod process;
