@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod launch;
+pub mod command_secrets;
 pub mod json_keys;
 pub mod line_check;
 pub mod model;

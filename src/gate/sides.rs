@@ -88,6 +88,10 @@ fn plan(
         limits: base_limits,
     };
     let mut plan = LaunchPlan::resolve(&options, &HostEnv::current())?;
+    // Credentials typed into the command are masked in every text the gate writes.
+    for value in crate::export::command_secrets::credential_values(&plan.command_template()) {
+        crate::redact::register_secret(&value);
+    }
     plan.override_limits(|limits| command_line_limits(server, limits));
     Ok((plan, probe_profile(config.as_ref(), server)))
 }
@@ -111,7 +115,7 @@ async fn export_side(
         let source = ExportSource {
             revision: Some(label.clone()),
             commit: commit.clone(),
-            command: plan.command_template(),
+            command: crate::export::command_secrets::mask_command(&plan.command_template()),
             env_names: spec.env_names(),
             origin: Some(plan.origin().to_string()),
         };

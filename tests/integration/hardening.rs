@@ -348,3 +348,58 @@ fn issue_12_item_13_the_message_size_limit_is_a_flag_and_a_config_key() {
     args.extend(["--max-message-bytes".to_string(), "1048576".to_string()]);
     setup.run_raw(&args, dir.clone(), |_| {}).assert_code(0);
 }
+
+#[test]
+fn issue_12_item_15_credentials_typed_into_the_command_are_masked() {
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&head_worse());
+    let dir = setup.work().join("reports");
+    let secrets = ["ghp_envtoken0001", "tok-option-0002", "sk-equals-0003"];
+    let mut args = static_args(&dir);
+    args.extend([
+        "--command".to_string(),
+        format!(
+            "env GITHUB_TOKEN={} python3 {{root}}/server.py --access-token {} --api-key={}",
+            secrets[0], secrets[1], secrets[2]
+        ),
+    ]);
+    let run = setup.run_raw(&args, dir.clone(), |_| {});
+    run.assert_code(1);
+    let json = std::fs::read_to_string(dir.join("tool-definition-score.json")).unwrap();
+    let md = std::fs::read_to_string(dir.join("tool-definition-score.md")).unwrap();
+    for secret in secrets {
+        for (what, text) in [("json", &json), ("md", &md), ("stderr", &run.stderr), ("stdout", &run.stdout)] {
+            assert!(!text.contains(secret), "{secret} in the {what}");
+        }
+    }
+    let report: Value = serde_json::from_str(&json).unwrap();
+    let command: Vec<&str> = report["head"]["source"]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        command,
+        [
+            "env",
+            "GITHUB_TOKEN=[REDACTED]",
+            "python3",
+            "{root}/server.py",
+            "--access-token",
+            "[REDACTED]",
+            "--api-key=[REDACTED]"
+        ]
+    );
+
+    // The "reproduce with" line of a failing command masks them too.
+    let mut args = static_args(&dir);
+    args.extend([
+        "--command".to_string(),
+        format!("python3 {{root}}/missing.py --password {}", secrets[1]),
+    ]);
+    let run = setup.run_raw(&args, dir.clone(), |_| {});
+    run.assert_code(2);
+    assert!(run.stderr.contains("reproduce with"), "{}", run.describe());
+    assert!(!run.stderr.contains(secrets[1]), "{}", run.describe());
+}
