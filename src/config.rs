@@ -45,6 +45,8 @@ use tdqs_core::export::{Era, ProbeProfile};
 
 /// The file name looked for at the root of the head's tree.
 pub const CONFIG_FILE: &str = "tdqs-gate.toml";
+/// A configuration file larger than this is refused (it is a few lines).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Longest accepted timeout (4 hours): anything longer is almost certainly a unit mistake
 /// (milliseconds written as seconds), and a CI job would be cancelled first anyway.
@@ -81,6 +83,10 @@ pub struct ServerConfig {
     pub startup_timeout: Option<Duration>,
     pub request_timeout: Option<Duration>,
     pub setup_timeout: Option<Duration>,
+    /// `max-message-bytes`: the longest accepted server message.
+    pub max_message_bytes: Option<usize>,
+    /// `max-listing-bytes`: the most stdout bytes of one listing.
+    pub max_listing_bytes: Option<usize>,
     /// Give the server a temporary HOME and XDG folders (default true).
     pub isolate_home: bool,
     /// Host variables passed through by name.
@@ -98,6 +104,8 @@ impl Default for ServerConfig {
             startup_timeout: None,
             request_timeout: None,
             setup_timeout: None,
+            max_message_bytes: None,
+            max_listing_bytes: None,
             isolate_home: true,
             pass_env: Vec::new(),
         }
@@ -116,6 +124,12 @@ impl ServerConfig {
         if let Some(t) = self.setup_timeout {
             limits.setup_timeout = t;
         }
+        if let Some(n) = self.max_message_bytes {
+            limits.max_message_bytes = n;
+        }
+        if let Some(n) = self.max_listing_bytes {
+            limits.max_listing_bytes = n;
+        }
         limits
     }
 }
@@ -124,19 +138,74 @@ impl Config {
     /// Reads `tdqs-gate.toml` at `root`; `Ok(None)` when there is none.
     pub fn load(root: &Path) -> Result<Option<Config>> {
         let path = root.join(CONFIG_FILE);
-        if !path.exists() {
-            return Ok(None);
+        // A link is followed only to a file inside the repository: a pull request must not make
+        // the gate read (and quote in an error) a file from elsewhere on the machine.
+        let links = if crate::platform::safe_file::is_symlink(&path) {
+            let inside = match (path.canonicalize(), root.canonicalize()) {
+                (Ok(target), Ok(root)) => target.starts_with(&root),
+                _ => false,
+            };
+            if !inside {
+                return Err(Error::new(
+                    Stage::Config,
+                    format!(
+                        "{} is a symbolic link to a file outside the repository (or to nothing); \
+                         it is not read",
+                        path.display()
+                    ),
+                )
+                .with_advice("replace the link by the configuration file itself"));
+            }
+            crate::platform::safe_file::Links::Follow
+        } else {
+            crate::platform::safe_file::Links::Refuse
+        };
+        match Config::read(&path, links) {
+            Err(None) => Ok(None),
+            Err(Some(e)) => Err(e),
+            Ok(c) => Ok(Some(c)),
         }
-        Config::load_file(&path).map(Some)
     }
 
-    /// Reads a configuration file at an explicit path.
+    /// Reads a configuration file at an explicit path (links followed).
     pub fn load_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::io(Stage::Config, format!("cannot read {}", path.display()), e)
-                .with_advice("make the file readable UTF-8 text, or remove it")
+        Config::read(path, crate::platform::safe_file::Links::Follow).map_err(|e| {
+            e.unwrap_or_else(|| {
+                Error::new(Stage::Config, format!("{} does not exist", path.display()))
+                    .with_advice("pass the path of an existing configuration file")
+            })
+        })
+    }
+
+    /// `Err(None)`: there is no such file.
+    fn read(
+        path: &Path,
+        links: crate::platform::safe_file::Links,
+    ) -> std::result::Result<Config, Option<Error>> {
+        use crate::platform::safe_file::{read_regular, ReadError};
+        let bytes = match read_regular(path, links, MAX_CONFIG_BYTES) {
+            Ok(bytes) => bytes,
+            Err(ReadError::NotFound) => return Err(None),
+            Err(e) => {
+                return Err(Some(
+                    Error::new(
+                        Stage::Config,
+                        format!("cannot read {}: {e}", path.display()),
+                    )
+                    .with_advice("make it a regular file of UTF-8 text, or remove it"),
+                ))
+            }
+        };
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Some(
+                Error::new(
+                    Stage::Config,
+                    format!("{} is not UTF-8 text", path.display()),
+                )
+                .with_advice("make the file readable UTF-8 text, or remove it"),
+            )
         })?;
-        Config::parse(&text, path)
+        Config::parse(&text, path).map_err(Some)
     }
 
     /// Parses the text of a configuration file; `path` is used in messages only.
@@ -220,6 +289,8 @@ struct RawServer {
     startup_timeout: Option<Seconds>,
     request_timeout: Option<Seconds>,
     setup_timeout: Option<Seconds>,
+    max_message_bytes: Option<Spanned<i64>>,
+    max_listing_bytes: Option<Spanned<i64>>,
     isolate_home: Option<bool>,
     pass_env: Option<Vec<Spanned<String>>>,
 }
@@ -433,9 +504,39 @@ fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfi
         startup_timeout: raw.startup_timeout.map(|s| s.0),
         request_timeout: raw.request_timeout.map(|s| s.0),
         setup_timeout: raw.setup_timeout.map(|s| s.0),
+        max_message_bytes: size_limit(&raw.max_message_bytes, "max-message-bytes", text, path)?,
+        max_listing_bytes: size_limit(&raw.max_listing_bytes, "max-listing-bytes", text, path)?,
         isolate_home: raw.isolate_home.unwrap_or(true),
         pass_env,
     })
+}
+
+fn size_limit(
+    value: &Option<Spanned<i64>>,
+    key: &str,
+    text: &str,
+    path: &Path,
+) -> Result<Option<usize>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let n = *value.get_ref();
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| crate::cli::args::parse_size_limit(&n.to_string()).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            located(
+                text,
+                path,
+                Some(value.span()),
+                &format!(
+                    "`{key}` is {n}, but it must be a number of bytes from 1024 (1 KiB) to \
+                     1073741824 (1 GiB)"
+                ),
+            )
+            .with_advice("write the limit in bytes, e.g. 67108864 for 64 MiB")
+        })
 }
 
 /// A portable environment variable name: letters, digits and `_`, not starting with a digit.

@@ -100,9 +100,7 @@ fn lowest_runs_text(m: &SetMeasure) -> String {
     }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
+use tdqs_core::report::md_escape::{code, text as escape};
 
 fn agreement_row(out: &mut String, a: &DimensionAgreement) {
     let correlation = a
@@ -310,8 +308,8 @@ pub fn render(record: &CalibrationRecord) -> String {
         };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} |",
-            l.tool,
+            "| {} | {} | {} | {} | {} |",
+            code(&l.tool),
             l.registry,
             l.gate,
             signed(l.difference),
@@ -329,7 +327,8 @@ pub fn render(record: &CalibrationRecord) -> String {
         let runs: Vec<String> = t.runs.iter().map(|r| r.to_string()).collect();
         let _ = writeln!(
             out,
-            "| `{name}` | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} |",
+            code(name),
             t.registry.tdqs,
             t.median.tdqs,
             signed(t.difference.tdqs),

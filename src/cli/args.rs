@@ -78,9 +78,15 @@ pub struct ServerArgs {
     /// The server to use from a host manifest (.mcp.json, mcp.json, .vscode/mcp.json).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// Seconds to wait for the server's handshake and for each page (default 60).
-    #[arg(long, value_name = "SECS")]
+    /// Seconds to wait for the server's handshake and for each page (default 60; 1 to 14400).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
     pub timeout: Option<u64>,
+    /// Longest accepted server message (one stdout line), in bytes (default 16 MiB).
+    #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
+    pub max_message_bytes: Option<usize>,
+    /// Most bytes a server may write to stdout while listing its tools (default 32 MiB).
+    #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
+    pub max_listing_bytes: Option<usize>,
     /// The protocol version offered in `initialize` (default 2025-11-25).
     #[arg(long, value_name = "VERSION")]
     pub protocol_version: Option<String>,
@@ -110,8 +116,8 @@ pub struct JudgeArgs {
     /// The environment variable holding the judge's credential (Claude Code OAuth token, API key).
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
-    /// Judge calls at once.
-    #[arg(long, value_name = "N", default_value_t = 6)]
+    /// Judge calls at once (1 to 256).
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = parse_concurrency)]
     pub concurrency: usize,
     /// Model for `--judge openai` (default: the pinned model).
     #[arg(long, value_name = "MODEL")]
@@ -122,8 +128,8 @@ pub struct JudgeArgs {
     /// The `claude` executable (default: `claude` on PATH).
     #[arg(long, value_name = "PATH")]
     pub claude: Option<PathBuf>,
-    /// Seconds one judge call may take (default 180).
-    #[arg(long, value_name = "SECS")]
+    /// Seconds one judge call may take (default 180; 1 to 14400).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
     pub call_timeout: Option<u64>,
     /// With `--judge anthropic`: score through the Message Batches API (half price, slower).
     #[arg(long)]
@@ -156,9 +162,10 @@ pub struct GateArgs {
     /// Use this export file as the head instead of starting a server.
     #[arg(long, value_name = "FILE")]
     pub head_export: Option<PathBuf>,
-    /// Where the report goes.
-    #[arg(long, value_name = "DIR", default_value = ".tool-definition-score")]
-    pub report_dir: PathBuf,
+    /// Where the report goes (default: `.tool-definition-score` at the repository's root, or in
+    /// the current folder outside a repository).
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
     /// Re-check a saved report against the current exports, with no model call.
     #[arg(long, value_name = "REPORT")]
     pub check: Option<PathBuf>,
@@ -264,4 +271,29 @@ pub struct HookArgs {
     pub force: bool,
     #[command(flatten)]
     pub repo: RepoArgs,
+}
+
+/// The longest timeout any flag accepts: 4 hours.
+pub const MAX_TIMEOUT_SECS: u64 = 4 * 3600;
+/// The most judge calls at once.
+pub const MAX_CONCURRENCY: usize = 256;
+
+fn parse_concurrency(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a whole number from 1 to {MAX_CONCURRENCY} (judge calls at once)"
+        )),
+    }
+}
+
+/// A size limit in bytes, from 1 KiB to 1 GiB.
+pub fn parse_size_limit(text: &str) -> Result<usize, String> {
+    use crate::export::{MAX_SIZE_LIMIT, MIN_SIZE_LIMIT};
+    match text.trim().parse::<usize>() {
+        Ok(n) if (MIN_SIZE_LIMIT..=MAX_SIZE_LIMIT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a number of bytes from {MIN_SIZE_LIMIT} (1 KiB) to {MAX_SIZE_LIMIT} (1 GiB)"
+        )),
+    }
 }

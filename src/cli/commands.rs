@@ -1,6 +1,7 @@
 //! One function per subcommand: convert arguments, call the library, print the result.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,16 +37,27 @@ fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
     let capabilities = match &args.capabilities {
         None => None,
         Some(text) => Some(
-            serde_json::from_str::<serde_json::Value>(text).map_err(|e| {
-                Error::usage(format!("--capabilities is not valid JSON: {e}"))
-                    .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
-            })?,
+            serde_json::from_str::<serde_json::Value>(text)
+                .map_err(|e| format!("--capabilities is not valid JSON: {e}"))
+                .and_then(|v| match v {
+                    serde_json::Value::Object(_) => Ok(v),
+                    other => Err(format!(
+                        "--capabilities must be a JSON object, not {}",
+                        tdqs_core::digest::json_kind(&other)
+                    )),
+                })
+                .map_err(|cause| {
+                    Error::usage(cause)
+                        .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
+                })?,
         ),
     };
     Ok(ServerOptions {
         command: args.command.clone(),
         server: args.server.clone(),
         timeout: args.timeout.map(Duration::from_secs),
+        max_message_bytes: args.max_message_bytes,
+        max_listing_bytes: args.max_listing_bytes,
         protocol_version: args.protocol_version.clone(),
         era: args.era.map(|e| match e {
             EraArg::Auto => Era::Auto,
@@ -115,7 +127,7 @@ fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         head,
         server: server_options(&args.server)?,
         judge: judge_options(&args.judge)?,
-        report_dir: args.report_dir.clone(),
+        report_dir: report_dir(args),
         share_identical: !args.independent_sides,
     })
 }
@@ -139,17 +151,39 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
             capture: capture.clone(),
             runs: args.runs,
             judge: judge_options(&args.judge)?,
-            report_dir: args.report_dir.clone(),
+            report_dir: report_dir(&args),
         };
         let done = crate::calibrate::run(&opts, progress.clone()).await;
         progress.finish();
         return crate::calibrate::print_summary(&done?, &mut std::io::stdout());
     }
-    let opts = gate_options(&args)?;
+    let opts = gate_options(&args).inspect_err(|_| {
+        // A refused run writes no report; an earlier one must not stand in for it.
+        crate::report::write::remove_stale(&report_dir(&args));
+    })?;
     let outcome = gate::run(&opts, progress.clone()).await;
     progress.finish();
     Ok(print_outcome(outcome, verbosity))
 }
+
+/// `--report-dir`, else `.tool-definition-score` at the root of the repository around `--repo`
+/// (or the current folder), else in the current folder when there is no repository.
+fn report_dir(args: &GateArgs) -> PathBuf {
+    if let Some(dir) = &args.report_dir {
+        return dir.clone();
+    }
+    let start = match &args.repo.repo {
+        Some(dir) => Some(dir.clone()),
+        None => std::env::current_dir().ok(),
+    };
+    start
+        .and_then(|dir| git2::Repository::discover(dir).ok())
+        .and_then(|repo| repo.workdir().map(Path::to_path_buf))
+        .map(|root| root.join(DEFAULT_REPORT_DIR))
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_REPORT_DIR))
+}
+
+const DEFAULT_REPORT_DIR: &str = ".tool-definition-score";
 
 /// `--check` takes the sides from the saved report unless given explicitly.
 fn gate_options_for_check(args: &GateArgs) -> Result<GateOptions, Error> {
@@ -159,7 +193,7 @@ fn gate_options_for_check(args: &GateArgs) -> Result<GateOptions, Error> {
         head: SideSource::WorkingTree,
         server: server_options(&args.server)?,
         judge: judge_options(&args.judge)?,
-        report_dir: args.report_dir.clone(),
+        report_dir: report_dir(args),
         share_identical: !args.independent_sides,
     };
     if args.base.is_some() || args.base_export.is_some() {

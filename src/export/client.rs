@@ -41,6 +41,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
+use crate::export::line_check;
 use crate::export::model::{ExportLimits, LaunchSpec};
 use crate::export::process::{
     describe_status, redact_error, reproduce_line, run_setup, shell_command, spec_redactor,
@@ -99,8 +100,25 @@ pub async fn list_tools(spec: &LaunchSpec, profile: &ProbeProfile) -> Result<Raw
         process,
         stdout_junk,
         mut warnings,
+        duplicate_answers,
+        repaired_surrogates,
         ..
     } = session;
+    if duplicate_answers.0 > 0 {
+        let ids: Vec<String> = duplicate_answers.1.iter().map(u64::to_string).collect();
+        warnings.push(format!(
+            "the server answered a request more than once ({} extra answer(s), request id(s) {}); \
+             the first answer was used and the others ignored",
+            duplicate_answers.0,
+            ids.join(", ")
+        ));
+    }
+    if repaired_surrogates > 0 {
+        warnings.push(format!(
+            "the server's answers held {repaired_surrogates} lone UTF-16 surrogate escape(s) \
+             (such as \"\\ud83d\", text cut inside an emoji); each was replaced by U+FFFD"
+        ));
+    }
     let shutdown = process.shutdown().await;
     match outcome {
         Ok(mut listing) => {
@@ -194,6 +212,9 @@ enum Failure {
     TooManyPages {
         limit: usize,
     },
+    ListingTooLarge {
+        limit: usize,
+    },
     TooManyTools {
         limit: usize,
     },
@@ -272,7 +293,8 @@ fn failure_error(
             format!(
                 "one JSON-RPC message this large is usually a bug, or output without newlines \
                  on stdout (logs belong on stderr); if the tool list really is this large, raise \
-                 the message size limit (now {limit} bytes)"
+                 the limit with --max-message-bytes or `max-message-bytes` in the `[server]` \
+                 table of tdqs-gate.toml (now {limit} bytes)"
             ),
         ),
         Failure::Io { doing, err } => (
@@ -320,6 +342,19 @@ fn failure_error(
             format!(
                 "check the server's pagination (it may never end); if it really has more than \
                  {limit} pages, raise the page limit"
+            ),
+        ),
+        Failure::ListingTooLarge { limit } => (
+            format!(
+                "{server} wrote more than {limit} bytes to stdout while listing its tools, the \
+                 limit of one listing"
+            ),
+            format!(
+                "a listing this large is usually a server repeating itself or writing logs to \
+                 stdout; if its tools really take this much, raise the limit with \
+                 --max-listing-bytes or `max-listing-bytes` in the `[server]` table of \
+                 tdqs-gate.toml (now {limit} bytes; the gate holds a few copies of the listing \
+                 in memory)"
             ),
         ),
         Failure::TooManyTools { limit } => (
@@ -443,6 +478,14 @@ struct Session<'a> {
     stdout_junk: StdoutJunk,
     list_changed: bool,
     warnings: Vec<String>,
+    /// Bytes read from stdout so far, against [`ExportLimits::max_listing_bytes`].
+    received_bytes: usize,
+    /// Request ids already answered, to notice a second answer.
+    answered: HashSet<u64>,
+    /// Second answers to an id: how many, and the first few ids.
+    duplicate_answers: (usize, Vec<u64>),
+    /// Lone surrogate escapes replaced by U+FFFD.
+    repaired_surrogates: usize,
 }
 
 impl<'a> Session<'a> {
@@ -455,6 +498,10 @@ impl<'a> Session<'a> {
             stdout_junk: StdoutJunk::default(),
             list_changed: false,
             warnings: Vec::new(),
+            received_bytes: 0,
+            answered: HashSet::new(),
+            duplicate_answers: (0, Vec::new()),
+            repaired_surrogates: 0,
         }
     }
 
@@ -898,7 +945,31 @@ impl<'a> Session<'a> {
                 Ok(Ok(StdoutLine::Eof)) => return Err(Failure::Exited { doing: doing() }),
                 Ok(Ok(StdoutLine::Line(line))) => line,
             };
-            let messages = match serde_json::from_slice::<Value>(&line) {
+            self.received_bytes = self.received_bytes.saturating_add(line.len() + 1);
+            if self.received_bytes > self.limits.max_listing_bytes {
+                return Err(Failure::ListingTooLarge {
+                    limit: self.limits.max_listing_bytes,
+                });
+            }
+            let parsed = match serde_json::from_slice::<Value>(&line) {
+                Ok(value) => Ok(value),
+                Err(err) => match line_check::repair_lone_surrogates(&line) {
+                    Some((fixed, n)) => serde_json::from_slice::<Value>(&fixed)
+                        .inspect(|_| self.repaired_surrogates += n),
+                    None => Err(err),
+                },
+            };
+            let parsed = match parsed {
+                Err(err) if line_check::looks_like_message(&line) => {
+                    // A message the server meant but broke: waiting would only end in a timeout.
+                    return Err(Failure::Malformed {
+                        during: request.to_string(),
+                        problem: line_check::describe(&line, &err),
+                    });
+                }
+                other => other,
+            };
+            let messages = match parsed {
                 Ok(Value::Object(message)) => vec![message],
                 Ok(Value::Array(batch))
                     if batch.iter().all(Value::is_object) && !batch.is_empty() =>
@@ -920,6 +991,14 @@ impl<'a> Session<'a> {
             let mut found = None;
             for message in messages {
                 let reply = match self.handle_message(message, wait, &line).await? {
+                    Incoming::Response(id, _) if self.answered.contains(&id) => {
+                        let (count, first) = &mut self.duplicate_answers;
+                        *count += 1;
+                        if first.len() < 3 && !first.contains(&id) {
+                            first.push(id);
+                        }
+                        None
+                    }
                     Incoming::Response(id, reply) if ids.contains(&id) => Some((id, reply)),
                     // An error without an id (JSON-RPC's answer to a request the server could
                     // not parse) can only concern the newest request still waiting.
@@ -935,6 +1014,7 @@ impl<'a> Session<'a> {
                 }
             }
             if let Some(found) = found {
+                self.answered.insert(found.0);
                 return Ok(found);
             }
         }

@@ -350,6 +350,12 @@ impl LaunchPlan {
         })
     }
 
+    /// Replaces the limits (the command line's limits win over the configuration's, which
+    /// [`LaunchPlan::resolve`] applied).
+    pub fn override_limits(&mut self, change: impl FnOnce(ExportLimits) -> ExportLimits) {
+        self.limits = change(self.limits.clone());
+    }
+
     /// Where the command came from (`--command`, `tdqs-gate.toml [server] command (line 3)`,
     /// `.mcp.json server "name"`).
     pub fn origin(&self) -> &str {
@@ -973,13 +979,18 @@ fn parse_manifest(file: &str, text: &str) -> Result<Vec<(String, ManifestServer)
             "fix {file}, or start the server with --command or tdqs-gate.toml [server]"
         ))
     };
-    let value: Value = serde_json::from_str(&strip_jsonc(text)).map_err(|e| {
+    let plain = strip_jsonc(text);
+    let value: Value = serde_json::from_str(&plain).map_err(|e| {
         invalid(format!(
             "not valid JSON at line {}, column {}: {e}",
             e.line(),
             e.column()
         ))
     })?;
+    // A repeated key would be read as its last value here and maybe as its first by a host.
+    if let Some(duplicate) = super::json_keys::first_duplicate_key(&plain) {
+        return Err(invalid(duplicate));
+    }
     let Value::Object(top) = value else {
         return Err(invalid("the top level is not an object".to_string()));
     };
@@ -1065,9 +1076,15 @@ fn parse_manifest_entry(file: &str, name: &str, entry: &Value) -> Result<Manifes
                         "`{key}` is not a valid environment variable name"
                     )));
                 }
-                scalar_string(value)
-                    .map(|value| (key.clone(), value))
-                    .ok_or_else(|| invalid(format!("env {key} is not a string")))
+                // Hosts require strings: a number or `true` here is refused, not converted.
+                match value {
+                    Value::String(value) => Ok((key.clone(), value.clone())),
+                    other => Err(invalid(format!(
+                        "env `{key}` is {}, not a string; write it in quotes, e.g. \"{key}\": \"{}\"",
+                        tdqs_core::digest::json_kind(other),
+                        scalar_string(other).unwrap_or_default()
+                    ))),
+                }
             })
             .collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(invalid("`env` is not an object".to_string())),
@@ -1251,11 +1268,35 @@ mod tests {
     }
 
     #[test]
+    fn issue_12_item_14_numeric_env_values_and_repeated_keys_are_refused() {
+        let err = parse_manifest(
+            ".mcp.json",
+            r#"{"mcpServers": {"s": {"command": "node", "env": {"PORT": 8080}}}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.cause.contains("env `PORT` is a number, not a string"),
+            "{}",
+            err.cause
+        );
+        let err = parse_manifest(
+            ".mcp.json",
+            "{\"mcpServers\": {\"s\": {\"command\": \"node\",\n \"command\": \"evil\"}}}",
+        )
+        .unwrap_err();
+        assert!(
+            err.cause.contains("the key \"command\" appears twice") && err.cause.contains("line 2"),
+            "{}",
+            err.cause
+        );
+    }
+
+    #[test]
     fn manifest_entries_are_read_as_clients_read_them() {
         let servers = parse_manifest(
             ".mcp.json",
             r#"{"mcpServers": {
-                "local": {"command": "node", "args": ["dist/index.js", 3], "env": {"A": "1", "B": true, "C": null}, "cwd": "pkg"},
+                "local": {"command": "node", "args": ["dist/index.js", 3], "env": {"A": "1", "C": null}, "cwd": "pkg"},
                 "typed": {"type": "stdio", "command": "uvx"},
                 "remote": {"type": "http", "url": "https://example.invalid/mcp"},
                 "bare-url": {"url": "https://example.invalid/sse"}
@@ -1267,13 +1308,7 @@ mod tests {
             panic!("stdio expected")
         };
         assert_eq!(local.args, vec!["dist/index.js", "3"]);
-        assert_eq!(
-            local.env,
-            vec![
-                ("A".to_string(), "1".to_string()),
-                ("B".to_string(), "true".to_string())
-            ]
-        );
+        assert_eq!(local.env, vec![("A".to_string(), "1".to_string())]);
         assert_eq!(local.cwd.as_deref(), Some("pkg"));
         assert!(matches!(&servers[1].1, ManifestServer::Stdio(e) if e.command == "uvx"));
         assert_eq!(servers[2].1, ManifestServer::Remote("http".to_string()));

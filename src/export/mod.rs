@@ -2,8 +2,11 @@
 //! `tools/list` through every page, and keep every tool object exactly as received.
 
 pub mod client;
+pub mod command_secrets;
 pub mod file;
+pub mod json_keys;
 pub mod launch;
+pub mod line_check;
 pub mod model;
 pub mod process;
 

@@ -44,6 +44,9 @@ pub struct ExportLimits {
     pub setup_timeout: Duration,
     /// Longest accepted stdout line (one JSON-RPC message).
     pub max_message_bytes: usize,
+    /// Most bytes read from the server's stdout over the whole listing (every page, and lines
+    /// that are not messages): bounds the memory a side can take.
+    pub max_listing_bytes: usize,
     pub max_pages: usize,
     pub max_tools: usize,
     /// Bytes of server stderr kept for error messages.
@@ -52,13 +55,23 @@ pub struct ExportLimits {
     pub shutdown_grace: Duration,
 }
 
+/// Default of `--max-message-bytes` / `max-message-bytes`: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Default of `--max-listing-bytes` / `max-listing-bytes`: 32 MiB.
+pub const DEFAULT_MAX_LISTING_BYTES: usize = 32 * 1024 * 1024;
+/// The largest value either size limit accepts: 1 GiB.
+pub const MAX_SIZE_LIMIT: usize = 1024 * 1024 * 1024;
+/// The smallest value either size limit accepts: 1 KiB.
+pub const MIN_SIZE_LIMIT: usize = 1024;
+
 impl Default for ExportLimits {
     fn default() -> Self {
         ExportLimits {
             startup_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(60),
             setup_timeout: Duration::from_secs(600),
-            max_message_bytes: 32 * 1024 * 1024,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_listing_bytes: DEFAULT_MAX_LISTING_BYTES,
             max_pages: 1000,
             max_tools: 10_000,
             stderr_tail_bytes: 64 * 1024,

@@ -10,7 +10,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::score::side::{Progress, ProgressEvent};
+use crate::judge::static_judge::StaticJudge;
+use crate::judge::Judge;
+use crate::score::side::{NoProgress, Progress, ProgressEvent, Scorer};
 use tdqs_core::arith::Weights;
 use tdqs_core::decide::{self, Next, PairMeans};
 use tdqs_core::error::{Error, Stage};
@@ -103,6 +105,164 @@ fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Er
     Ok(())
 }
 
+fn same_reason(report: &Report, reason: &str) -> Result<(), Error> {
+    if report.reason != reason {
+        return Err(differs(format!(
+            "the recorded reason does not follow from the report; it should read: {reason}"
+        )));
+    }
+    Ok(())
+}
+
+/// The labels a report carries about what made it: this binary, the pins, the judge.
+fn check_labels(report: &Report, pins: &Pins) -> Result<(), Error> {
+    if report.schema_version != tdqs_core::report::REPORT_SCHEMA_VERSION {
+        return Err(differs(format!(
+            "the report has schema version {} but this tdqs-gate writes {}",
+            report.schema_version,
+            tdqs_core::report::REPORT_SCHEMA_VERSION
+        )));
+    }
+    let this = tdqs_core::report::Generator::default();
+    if report.generator != this {
+        return Err(differs(format!(
+            "the report says it was written by {} {} but this is {} {}",
+            report.generator.name, report.generator.version, this.name, this.version
+        ))
+        .with_advice(format!(
+            "check a report with the tdqs-gate version that wrote it, or run {} {} again",
+            this.name, this.version
+        )));
+    }
+    if &report.versions != pins.raw() {
+        return Err(differs(
+            "the report's `versions` are not the pins it names by digest",
+        ));
+    }
+    let confirmation = pins
+        .raw()
+        .get("confirmation")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    if report.confirmation != confirmation {
+        return Err(differs(
+            "the report's `confirmation` is not the confirmation rule of its pins",
+        ));
+    }
+    let scored = !report.pairs.is_empty() || report.calls.attempts > 0;
+    if report.scored != scored {
+        return Err(differs(format!(
+            "the report says scored = {} but it has {} pairs and {} judge attempts",
+            report.scored,
+            report.pairs.len(),
+            report.calls.attempts
+        )));
+    }
+    let Some(scoring) = &report.scoring else {
+        return Ok(());
+    };
+    if scoring.version_digest != pins.digest() || scoring.pins_embedded != pins.is_embedded() {
+        return Err(differs(
+            "the report's `scoring` names other pins than the report's",
+        ));
+    }
+    let judge = &scoring.judge;
+    if scoring.scoring_digest != super::judges::scoring_digest(pins, judge) {
+        return Err(differs(
+            "the report's scoring digest does not follow from its pins and judge labels",
+        ));
+    }
+    let fixed_model = |mode: &str| -> Result<(), Error> {
+        if judge.model != pins.model() || !judge.model_judged {
+            return Err(differs(format!(
+                "the report says the {mode} judge answered as model `{}` (model-judged: {}), \
+                 but that judge always asks the pinned model `{}`",
+                judge.model,
+                judge.model_judged,
+                pins.model()
+            )));
+        }
+        Ok(())
+    };
+    match judge.mode.as_str() {
+        "static" => {
+            if judge != &StaticJudge::new().info() {
+                return Err(differs(
+                    "the report's static-judge labels are not those of this tdqs-gate's rules",
+                ));
+            }
+        }
+        "claude-code" | "anthropic" => fixed_model(&judge.mode)?,
+        "openai" => {
+            if !judge.model_judged {
+                return Err(differs(
+                    "the report says an OpenAI-compatible judge answered without a model",
+                ));
+            }
+        }
+        other => {
+            return Err(differs(format!(
+                "the report names a judge `{other}` that this tdqs-gate does not have"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// A report scored by the rule judge is scored again here (it costs nothing and the rules are
+/// deterministic): every pair must come out exactly as recorded, scores, justifications and
+/// counters included.
+pub async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
+    let Some(scoring) = &report.scoring else {
+        return Ok(());
+    };
+    if scoring.judge.mode != "static" || report.pairs.is_empty() {
+        return Ok(());
+    }
+    let (Some(base), Some(head)) = (&report.base, &report.head) else {
+        return Err(differs("the report has no base or head export"));
+    };
+    let base = super::prepare::prepare_side(base, None)?;
+    let head = super::prepare::prepare_side(head, None)?;
+    let scorer = Scorer {
+        judge: Arc::new(StaticJudge::new()),
+        weights: pins.weights(),
+        retries: pins.retries(),
+        concurrency: 1,
+        share_identical: scoring.share_identical_questions,
+        progress: Arc::new(NoProgress),
+        memo: Default::default(),
+    };
+    for (i, recorded) in report.pairs.iter().enumerate() {
+        let (b, h, calls) = scorer.score_pair(&base, &head).await?;
+        for (label, side, again) in [("base", &recorded.base, &b), ("head", &recorded.head, &h)] {
+            if side != again {
+                let tool = again
+                    .tools
+                    .iter()
+                    .find(|(name, t)| side.tools.get(*name) != Some(*t))
+                    .map(|(name, _)| format!(": tool `{name}` differs"))
+                    .unwrap_or_else(|| ": the coherence result or rollups differ".to_string());
+                return Err(differs(format!(
+                    "pair {} {label} is not what the static judge answers for this export{tool}",
+                    i + 1
+                ))
+                .with_advice(
+                    "the static judge is deterministic, so its answers are recomputed; this \
+                     report was edited, or written by other rules; run the gate again",
+                ));
+            }
+        }
+        if recorded.calls != calls {
+            return Err(differs(format!(
+                "pair {} records other call counters than the static judge makes",
+                i + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks everything that needs only the report and the pins.
 pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> {
     if report.version_digest != pins.digest() {
@@ -115,6 +275,7 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
             "check with the same --pins the report was made with, or run the gate again",
         ));
     }
+    check_labels(report, pins)?;
     if report.decision == Verdict::Invalid {
         return Err(Error::new(
             Stage::Check,
@@ -178,13 +339,18 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
                 "the definitions are unchanged, so the report must PASS with no pair scored",
             ));
         }
-        return Ok(());
+        return same_reason(report, &super::unchanged_reason(&base.set_hash));
     }
     if base.tools.is_empty() {
         if !report.pairs.is_empty() || report.decision != Verdict::Pass {
             return Err(differs("an empty base must PASS with no pair scored"));
         }
-        return Ok(());
+        return same_reason(report, super::BASE_EMPTY_REASON);
+    }
+    if report.scoring.is_none() {
+        return Err(differs(
+            "the report scored pairs but does not say how (`scoring` is missing)",
+        ));
     }
     let means: Vec<PairMeans> = report
         .pairs
@@ -222,6 +388,7 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
             if d.medians != report.median {
                 return Err(differs("the recorded medians do not follow from the pairs"));
             }
+            same_reason(report, &d.reason)?;
         }
         Next::ScoreMore(_) => return Err(differs("the report stops before the rule decides")),
     }
@@ -234,6 +401,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
         let report = read_report(path)?;
         let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
         check_report_contents(&report, &pins)?;
+        rescore_static(&report, &pins).await?;
         // The current exports: sides named explicitly, else the revisions the report records.
         // A recorded revision is re-exported at its recorded commit: a branch may have moved.
         let from_report = |recorded: &Option<String>,

@@ -126,22 +126,24 @@ fn finish(
         error,
         report_error: None,
     };
-    // The report files are written once both exports exist: before that there is nothing to
-    // record but the error, which stderr carries. CI still gets its outputs and summary.
-    if report.base.is_some() && report.head.is_some() {
-        match write::write_report(&opts.report_dir, &report) {
-            Ok(written) => {
-                if let Err(e) = write::github_outputs(&report, Some(&written)) {
-                    outcome.report_error = Some(e);
-                }
-                outcome.written = Some(written);
+    // Every run writes its report, an INVALID one included (with whatever exports exist), so an
+    // earlier run's report never stands in for this one.
+    match write::write_report(&opts.report_dir, &report) {
+        Ok(written) => {
+            if let Err(e) = write::github_outputs(&report, Some(&written)) {
+                outcome.report_error = Some(e);
             }
-            Err(e) => outcome.report_error = Some(e),
+            outcome.written = Some(written);
         }
-    } else if let Err(e) = write::github_outputs(&report, None) {
-        outcome.report_error = Some(e);
+        Err(e) => {
+            let _ = write::github_outputs(&report, None);
+            outcome.report_error = Some(e);
+        }
     }
-    if outcome.report_error.is_some() {
+    if outcome.report_error.is_some() && outcome.verdict != Verdict::Invalid {
+        // The files just written say PASS or BLOCK, but the run ends INVALID: they go.
+        write::remove_stale(&opts.report_dir);
+        outcome.written = None;
         outcome.verdict = Verdict::Invalid;
     }
     outcome.report = Some(report);
@@ -169,13 +171,15 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     let pins = match crate::spec::load_pins(opts.judge.pins.as_deref()) {
         Ok(p) => p,
         Err(e) => {
+            // No report can be made without pins; an earlier one must not stand for this run.
+            write::remove_stale(&opts.report_dir);
             return Outcome {
                 verdict: Verdict::Invalid,
                 report: None,
                 written: None,
                 error: Some(e),
                 report_error: None,
-            }
+            };
         }
     };
     let mut draft = Draft {
@@ -202,6 +206,18 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         }
     }
 }
+
+/// The reason of a PASS on unchanged definitions (`--check` recomputes it).
+pub(crate) fn unchanged_reason(set_hash: &str) -> String {
+    format!(
+        "The tool definitions are unchanged (set hash {} on both sides); no model was called.",
+        set_hash.get(..12).unwrap_or(set_hash)
+    )
+}
+
+/// The reason of a PASS on an empty base (`--check` recomputes it).
+pub(crate) const BASE_EMPTY_REASON: &str = "The base lists no tools, so there is no score the \
+    head could fall below; nothing was scored.";
 
 type Decided = (Verdict, String, Option<decide::Medians>);
 
@@ -233,23 +249,10 @@ async fn run_inner(
     let (base, head) = (draft.base.as_ref().unwrap(), draft.head.as_ref().unwrap());
 
     if unchanged {
-        return Ok((
-            Verdict::Pass,
-            format!(
-                "The tool definitions are unchanged (set hash {} on both sides); no model was called.",
-                &base.export.set_hash[..12.min(base.export.set_hash.len())]
-            ),
-            None,
-        ));
+        return Ok((Verdict::Pass, unchanged_reason(&base.export.set_hash), None));
     }
     if base_empty {
-        return Ok((
-            Verdict::Pass,
-            "The base lists no tools, so there is no score the head could fall below; nothing was \
-             scored."
-                .to_string(),
-            None,
-        ));
+        return Ok((Verdict::Pass, BASE_EMPTY_REASON.to_string(), None));
     }
     if head_empty {
         return Err(Error::new(

@@ -13,6 +13,8 @@ pub struct ServerOptions {
     pub command: Option<String>,
     pub server: Option<String>,
     pub timeout: Option<Duration>,
+    pub max_message_bytes: Option<usize>,
+    pub max_listing_bytes: Option<usize>,
     pub protocol_version: Option<String>,
     pub era: Option<Era>,
     pub capabilities: Option<Value>,

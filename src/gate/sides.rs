@@ -52,11 +52,17 @@ fn probe_profile(config: Option<&Config>, server: &ServerOptions) -> ProbeProfil
     probe
 }
 
-fn limits(server: &ServerOptions) -> ExportLimits {
-    let mut limits = ExportLimits::default();
+/// The command line's limits over `limits` (the command line wins over tdqs-gate.toml).
+fn command_line_limits(server: &ServerOptions, mut limits: ExportLimits) -> ExportLimits {
     if let Some(t) = server.timeout {
         limits.startup_timeout = t;
         limits.request_timeout = t;
+    }
+    if let Some(n) = server.max_message_bytes {
+        limits.max_message_bytes = n;
+    }
+    if let Some(n) = server.max_listing_bytes {
+        limits.max_listing_bytes = n;
     }
     limits
 }
@@ -68,15 +74,12 @@ fn plan(
     secrets: &[String],
 ) -> Result<(LaunchPlan, ProbeProfile), Error> {
     let config = Config::load(head_root)?;
-    let mut base_limits = limits(server);
+    let mut base_limits = ExportLimits::default();
     if let Some(server_config) = config.as_ref().and_then(|c| c.server.as_ref()) {
         base_limits = server_config.apply_limits(base_limits);
-        // A command-line timeout wins over the configuration's.
-        if let Some(t) = server.timeout {
-            base_limits.startup_timeout = t;
-            base_limits.request_timeout = t;
-        }
     }
+    // The command line wins over the configuration.
+    let base_limits = command_line_limits(server, base_limits);
     let options = LaunchOptions {
         command: server.command.as_deref(),
         server: server.server.as_deref(),
@@ -85,7 +88,12 @@ fn plan(
         exclude_env: secrets,
         limits: base_limits,
     };
-    let plan = LaunchPlan::resolve(&options, &HostEnv::current())?;
+    let mut plan = LaunchPlan::resolve(&options, &HostEnv::current())?;
+    // Credentials typed into the command are masked in every text the gate writes.
+    for value in crate::export::command_secrets::credential_values(&plan.command_template()) {
+        tdqs_core::redact::register_secret(&value);
+    }
+    plan.override_limits(|limits| command_line_limits(server, limits));
     Ok((plan, probe_profile(config.as_ref(), server)))
 }
 
@@ -108,7 +116,7 @@ async fn export_side(
         let source = ExportSource {
             revision: Some(label.clone()),
             commit: commit.clone(),
-            command: plan.command_template(),
+            command: crate::export::command_secrets::mask_command(&plan.command_template()),
             env_names: spec.env_names(),
             origin: Some(plan.origin().to_string()),
         };

@@ -505,16 +505,25 @@ pub fn requested_delay(headers: &HeaderMap, now: SystemTime) -> Option<Duration>
             .map(str::trim)
     };
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
+        if let Some(delay) = delay_of_seconds(ms / 1000.0) {
+            return Some(delay);
         }
     }
     let value = text("retry-after")?;
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return delay_of_seconds(secs);
     }
     let at = parse_http_date(value)?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// A non-negative, finite number of seconds as a delay; one too large for a `Duration` (`1e300`)
+/// saturates, so the caller's cap replaces it. Negative values and NaN ask for nothing.
+fn delay_of_seconds(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
 }
 
 /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires senders to
@@ -543,7 +552,8 @@ pub fn parse_http_date(text: &str) -> Option<SystemTime> {
     let [h, m, s] = hms.as_slice() else {
         return None;
     };
-    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *s > 60 {
+    // Years outside 1..=9999 are no date a server means; they would also overflow the arithmetic.
+    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *s > 60 || !(1..=9999).contains(&year) {
         return None;
     }
     let days = days_from_civil(year, month, day);
@@ -1177,6 +1187,35 @@ mod tests {
         assert_eq!(requested_delay(&h, now), Some(Duration::from_millis(250)));
         let h = headers(&[("retry-after", "3")]);
         assert_eq!(requested_delay(&h, now), Some(Duration::from_secs(3)));
+    }
+
+    #[test]
+    fn issue_12_item_8_absurd_retry_headers_never_panic() {
+        let now = SystemTime::now();
+        let p = RetryPolicy::default();
+        for (name, value) in [
+            ("retry-after-ms", "1e300"),
+            ("retry-after-ms", "-5"),
+            ("retry-after-ms", "NaN"),
+            ("retry-after-ms", "inf"),
+            ("retry-after", "1e30"),
+            ("retry-after", "1e400"),
+            ("retry-after", "-1"),
+            ("retry-after", "nan"),
+            ("retry-after", "18446744073709551616"),
+            ("retry-after", "Sun, 06 Nov 999999999999999 08:49:37 GMT"),
+            ("retry-after", "Sun, 06 Nov -999999999999999 08:49:37 GMT"),
+            ("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+        ] {
+            let h = headers(&[(name, value)]);
+            let delay = p.server_delay(&h, now);
+            assert!(
+                delay.is_none_or(|d| d <= p.max_server_delay),
+                "{name}: {value} gave {delay:?}"
+            );
+        }
+        let h = headers(&[("retry-after-ms", "1e300")]);
+        assert_eq!(requested_delay(&h, now), Some(Duration::MAX));
     }
 
     #[test]

@@ -5,3 +5,4 @@
 pub mod atomic;
 pub mod http_client;
 pub mod path_search;
+pub mod safe_file;

@@ -43,13 +43,124 @@ pub fn to_json(report: &Report) -> Result<String, Error> {
     Ok(redact(&text) + "\n")
 }
 
-/// Writes `tool-definition-score.json` and `tool-definition-score.md` into `dir`.
+/// Refuses a report folder that is, or passes through, a symbolic link: a link committed by a
+/// pull request (`.tool-definition-score -> /somewhere`) must not redirect the gate's writes.
+/// Checked: the folder itself and, for a relative path, each folder on the way to it.
+pub fn check_report_dir(dir: &Path) -> Result<(), Error> {
+    let mut on_the_way: Vec<PathBuf> = vec![dir.to_path_buf()];
+    if dir.is_relative() {
+        on_the_way.extend(dir.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    for p in on_the_way {
+        if p.as_os_str().is_empty() {
+            continue;
+        }
+        if crate::platform::safe_file::is_symlink(&p) {
+            return Err(Error::new(
+                Stage::Report,
+                format!(
+                    "the report folder {} is (or passes through) the symbolic link {}; the \
+                     report is not written through links",
+                    dir.display(),
+                    p.display()
+                ),
+            )
+            .with_advice(
+                "remove the link (a report folder is not committed), or pass --report-dir with a \
+                 real folder",
+            ));
+        }
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(dir) {
+        if !meta.is_dir() {
+            return Err(Error::new(
+                Stage::Report,
+                format!("the report folder {} is not a folder", dir.display()),
+            )
+            .with_advice("remove it, or pass --report-dir with another folder"));
+        }
+    }
+    Ok(())
+}
+
+/// Removes the report files in `dir` (best effort): after a run that could not write its own
+/// report, no earlier report may stand in for it.
+pub fn remove_stale(dir: &Path) {
+    if check_report_dir(dir).is_err() {
+        return;
+    }
+    for name in [REPORT_JSON, REPORT_MARKDOWN] {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+}
+
+fn staged(dir: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        Error::io(
+            Stage::Report,
+            format!("cannot write in {}", dir.display()),
+            e,
+        )
+        .with_advice("choose a writable folder with --report-dir")
+    })?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| {
+            Error::io(
+                Stage::Report,
+                format!("cannot write in {}", dir.display()),
+                e,
+            )
+        })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    Ok(tmp)
+}
+
+/// Writes `tool-definition-score.json` and `tool-definition-score.md` into `dir`, as a pair:
+/// both are staged in full first, then moved into place; if either cannot be written, neither
+/// report file is left (an older pair is removed too), so the files never disagree with each
+/// other or with the exit code.
 pub fn write_report(dir: &Path, report: &Report) -> Result<Written, Error> {
+    let result = write_pair(dir, report);
+    if result.is_err() {
+        remove_stale(dir);
+    }
+    result
+}
+
+fn write_pair(dir: &Path, report: &Report) -> Result<Written, Error> {
+    check_report_dir(dir)?;
     let json = dir.join(REPORT_JSON);
     let md_path = dir.join(REPORT_MARKDOWN);
     let markdown_text = redact(&markdown::render(report));
-    atomic_write(&json, to_json(report)?.as_bytes())?;
-    atomic_write(&md_path, markdown_text.as_bytes())?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::io(Stage::Report, format!("cannot create {}", dir.display()), e)
+            .with_advice("choose a writable folder with --report-dir")
+    })?;
+    check_report_dir(dir)?;
+    let json_tmp = staged(dir, to_json(report)?.as_bytes())?;
+    let md_tmp = staged(dir, markdown_text.as_bytes())?;
+    // A rename replaces a link at the destination instead of writing through it.
+    md_tmp.persist(&md_path).map_err(|e| {
+        Error::io(
+            Stage::Report,
+            format!("cannot move the report into {}", md_path.display()),
+            e.error,
+        )
+    })?;
+    json_tmp.persist(&json).map_err(|e| {
+        Error::io(
+            Stage::Report,
+            format!("cannot move the report into {}", json.display()),
+            e.error,
+        )
+    })?;
     Ok(Written {
         json,
         markdown: md_path,

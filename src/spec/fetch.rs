@@ -234,12 +234,14 @@ enum Cached {
 }
 
 fn read_cached(path: &Path) -> Cached {
-    match std::fs::read(path) {
+    use crate::platform::safe_file::{read_regular, Links, ReadError};
+    // Regular files only: a FIFO planted as the cache file must not block the gate.
+    match read_regular(path, Links::Follow, 64 << 20) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => Cached::Text(text),
             Err(_) => Cached::Unreadable(format!("{} is not UTF-8 text", path.display())),
         },
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Cached::Absent,
+        Err(ReadError::NotFound) => Cached::Absent,
         Err(err) => Cached::Unreadable(format!("cannot read {}: {err}", path.display())),
     }
 }

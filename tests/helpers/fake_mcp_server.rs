@@ -25,6 +25,9 @@
 //!   `initialize` if that comes first.
 //! - `malformed`: `--malformed tools|cursor|version|result` breaks that part of an answer;
 //!   `--malformed null-id` answers `tools/list` with an error whose id is null.
+//! - `raw-answer`: `--raw nan|huge-number|invalid-utf8|lone-surrogate` answers `tools/list`
+//!   with a line that is that kind of broken (or, for `lone-surrogate`, questionable) JSON;
+//!   `--raw duplicate` answers `initialize` twice.
 //! - `sleeper` (internal): the grandchild; writes its pid, ignores SIGTERM, sleeps.
 //!
 //! Options usable with any mode: `--tools FILE` (a JSON array of tool objects to serve instead
@@ -59,6 +62,7 @@ struct Options {
     no_newline: bool,
     error_on: Option<String>,
     malformed: Option<String>,
+    raw: Option<String>,
     pid_file: Option<String>,
     grandchild_pid_file: Option<String>,
     record: Option<String>,
@@ -98,6 +102,7 @@ fn parse_options() -> Options {
             "--no-newline" => o.no_newline = true,
             "--error-on" => o.error_on = Some(value()),
             "--malformed" => o.malformed = Some(value()),
+            "--raw" => o.raw = Some(value()),
             "--pid-file" => o.pid_file = Some(value()),
             "--grandchild-pid-file" => o.grandchild_pid_file = Some(value()),
             "--record" => o.record = Some(value()),
@@ -397,6 +402,9 @@ impl Server {
         if self.o.malformed.as_deref() == Some("version") {
             result["protocolVersion"] = json!(20251125);
         }
+        if self.o.raw.as_deref() == Some("duplicate") {
+            self.result(id, result.clone());
+        }
         self.result(id, result);
     }
 
@@ -458,6 +466,24 @@ impl Server {
                     std::process::exit(0);
                 }
             }
+        }
+        if let Some(raw) = self.o.raw.clone().filter(|r| r != "duplicate") {
+            let description: &[u8] = match raw.as_str() {
+                "nan" => br#""x","inputSchema":{"type":"object","default":NaN}"#,
+                "huge-number" => br#""x","inputSchema":{"type":"object","maximum":1e400}"#,
+                "invalid-utf8" => b"\"cut \xff\xfe here\",\"inputSchema\":{\"type\":\"object\"}",
+                "lone-surrogate" => br#""cut \ud83d","inputSchema":{"type":"object"}"#,
+                other => fail(&format!("unknown --raw {other}")),
+            };
+            let mut line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"a","description":"#
+            )
+            .into_bytes();
+            line.extend_from_slice(description);
+            line.extend_from_slice(b"}]}}\n");
+            let mut lock = self.out.lock();
+            let _ = lock.write_all(&line).and_then(|()| lock.flush());
+            return;
         }
         let cursor = message.pointer("/params/cursor").and_then(Value::as_str);
         let mut result = if self.o.mode == "looping-cursor" {

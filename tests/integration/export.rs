@@ -1138,3 +1138,78 @@ fn real_fastmcp_server_keeps_output_schema_and_annotations_in_both_eras() {
     assert_eq!(modern.protocol_version, "2026-07-28");
     assert_eq!(modern.tools, listing.tools);
 }
+
+#[test]
+fn issue_12_item_13_a_broken_answer_is_named_at_once_not_after_the_timeout() {
+    for (raw, cause) in [
+        ("nan", "JSON has no NaN"),
+        ("huge-number", "such as 1e400"),
+        ("invalid-utf8", "not UTF-8"),
+    ] {
+        let case = Case::new();
+        let mut spec = case.fake(&["--mode", "raw-answer", "--raw", raw]);
+        spec.limits.request_timeout = Duration::from_secs(30);
+        let started = Instant::now();
+        let error = expect_err(run(&spec));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{raw}: took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            error.cause.contains("malformed answer to `tools/list`")
+                || error.cause.contains("malformed answer to tools/list"),
+            "{raw}: {}",
+            error.render()
+        );
+        assert!(error.cause.contains(cause), "{raw}: {}", error.render());
+        assert!(
+            !error.cause.contains("did not answer"),
+            "{}",
+            error.render()
+        );
+    }
+}
+
+#[test]
+fn issue_12_item_13_a_lone_surrogate_becomes_a_replacement_character_with_a_warning() {
+    let case = Case::new();
+    let listing =
+        run(&case.fake(&["--mode", "raw-answer", "--raw", "lone-surrogate"])).expect("listing");
+    assert_eq!(listing.tools[0]["description"], "cut \u{FFFD}");
+    assert!(
+        listing.warnings.iter().any(|w| w.contains("U+FFFD")),
+        "{:?}",
+        listing.warnings
+    );
+}
+
+#[test]
+fn issue_12_item_14_a_duplicate_answer_is_a_recorded_warning() {
+    let case = Case::new();
+    let listing =
+        run(&case.fake(&["--mode", "raw-answer", "--raw", "duplicate"])).expect("listing");
+    assert!(
+        listing
+            .warnings
+            .iter()
+            .any(|w| w.contains("answered a request more than once")
+                && w.contains("request id(s) 1")),
+        "{:?}",
+        listing.warnings
+    );
+}
+
+#[test]
+fn issue_12_item_16_a_listing_larger_than_its_limit_is_refused() {
+    let case = Case::new();
+    let mut spec = case.fake(&["--mode", "paginated", "--page-size", "1"]);
+    spec.limits.max_listing_bytes = 1024;
+    let error = expect_err(run(&spec));
+    assert_error(
+        &error,
+        &["wrote more than 1024 bytes to stdout while listing its tools"],
+        "--max-listing-bytes",
+    );
+    assert_nothing_left(case.server_pid(), &[]);
+}

@@ -1208,3 +1208,128 @@ fn export_and_lint_work_on_a_plain_folder() {
         "temporary files left"
     );
 }
+
+/// A `--judge static` run of `drop_setup`'s head, which BLOCKs, with its report.
+fn blocked_static() -> (Setup, Run) {
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&head_with(WORSE));
+    let run = setup.run(&[
+        "--base",
+        "main",
+        "--judge",
+        "static",
+        "--pins",
+        harness::standin_pins().to_str().unwrap(),
+    ]);
+    run.assert_code(1);
+    (setup, run)
+}
+
+/// Rewrites a report the way a forger with the library would: every head tool scored 5 on every
+/// dimension, then every derived field (TDQS, tier, smells, rollups, pair count, decision,
+/// medians, reason, causes) recomputed so the report is self-consistent.
+fn forge_pass(report: &Value) -> Value {
+    use tdqs_core::decide::{self, Next, PairMeans};
+    use tdqs_core::report::Report;
+    let pins = tdqs_gate::spec::load_pins(Some(&harness::standin_pins())).unwrap();
+    let weights = pins.weights();
+    let mut r: Report = serde_json::from_value(report.clone()).unwrap();
+    for pair in &mut r.pairs {
+        for tool in pair.head.tools.values_mut() {
+            for s in tool.scores.values_mut() {
+                *s = 5;
+            }
+            tool.tdqs = weights.tdqs(&tool.scores);
+            tool.tier = weights.tiers.tier(tool.tdqs);
+            tool.smells = tdqs_gate::score::side::smells(&tool.scores);
+        }
+        pair.head.rollups =
+            tdqs_gate::score::side::rollups(&pair.head.tools, &pair.head.coherence, &weights);
+    }
+    let means: Vec<PairMeans> = r
+        .pairs
+        .iter()
+        .map(|p| PairMeans {
+            base: p.base.rollups.mean_tdqs.unwrap(),
+            head: p.head.rollups.mean_tdqs.unwrap(),
+        })
+        .collect();
+    let rule = tdqs_core::decide::ConfirmationRule::from_pins(&pins);
+    let required = decide::required_pairs(means[0], rule);
+    r.pairs.truncate(required);
+    let Next::Decided(d) = decide::next(&means[..required], rule) else {
+        panic!("the forged pairs do not decide")
+    };
+    r.decision = d.verdict;
+    r.exit_code = d.verdict.code();
+    r.reason = d.reason;
+    r.median = d.medians;
+    r.causes = tdqs_core::report::causes::of_first_pair(&r.pairs);
+    serde_json::to_value(&r).unwrap()
+}
+
+fn write_forged(setup: &Setup, report: &Value) -> std::path::PathBuf {
+    let path = setup.work().join("forged.json");
+    std::fs::write(&path, pretty(report)).unwrap();
+    path
+}
+
+#[test]
+fn issue_12_item_9_forged_pass_is_refused() {
+    // Rule judge: the answers are recomputed, so a BLOCK turned into a self-consistent PASS fails.
+    let (setup, run) = blocked_static();
+    check(&setup, &run.report_path()).assert_code(1);
+    let forged = forge_pass(&run.report());
+    assert_eq!(forged["decision"], "pass");
+    let checked = check(&setup, &write_forged(&setup, &forged));
+    checked.assert_code(2);
+    assert!(
+        checked
+            .stderr
+            .contains("pair 1 head is not what the static judge answers for this export: tool `close_issue` differs"),
+        "{}",
+        checked.describe()
+    );
+
+    // Model judge: the answers cannot be recomputed, but every label around them can.
+    let (setup, run) = blocked();
+    let report = run.report();
+    type Edit = fn(&mut Value);
+    let edits: [(Edit, &str); 6] = [
+        (
+            |r| r["reason"] = json!("The head is as good as the base."),
+            "the recorded reason does not follow from the report",
+        ),
+        (
+            |r| r["versions"]["model"] = json!("another-model"),
+            "the report's `versions` are not the pins it names by digest",
+        ),
+        (
+            |r| r["scoring"]["judge"]["model"] = json!("another-model"),
+            "the report's scoring digest does not follow",
+        ),
+        (
+            |r| r["scoring"]["judge"]["mode"] = json!("static"),
+            "the report's scoring digest does not follow",
+        ),
+        (
+            |r| r["generator"]["version"] = json!("0.0.1-forged"),
+            "the report says it was written by tdqs-gate 0.0.1-forged",
+        ),
+        (
+            |r| r["scored"] = json!(false),
+            "the report says scored = false",
+        ),
+    ];
+    for (edit, expected) in edits {
+        let mut forged = report.clone();
+        edit(&mut forged);
+        let checked = check(&setup, &write_forged(&setup, &forged));
+        checked.assert_code(2);
+        assert!(
+            checked.stderr.contains(expected),
+            "{expected}: {}",
+            checked.describe()
+        );
+    }
+}

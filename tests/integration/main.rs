@@ -5,6 +5,7 @@ mod claude_code;
 mod digest;
 mod export;
 mod gate;
+mod hardening;
 mod http_gate;
 mod http_judges;
 mod http_stub;

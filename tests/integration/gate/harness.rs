@@ -15,7 +15,7 @@ use crate::support::gitrepo::{GitRepo, RepoSnapshot};
 
 pub const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
 pub const FAKE_CLAUDE: &str = env!("CARGO_BIN_EXE_fake-claude");
-const SPEC_COMMIT: &str = "b9881b0cfec88969e42672c92544487ca191a992";
+pub const SPEC_COMMIT: &str = "b9881b0cfec88969e42672c92544487ca191a992";
 
 /// Environment variables of the test process that must not reach the gate: CI sets the GitHub
 /// ones (a test run must not write into the real job summary) and may hold real credentials.

@@ -10,9 +10,7 @@ use crate::exit::Verdict;
 
 use super::model::*;
 
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
-}
+use super::md_escape::{code, text as cell};
 
 fn opt(t: Option<Tenths>) -> String {
     t.map(|t| t.to_string()).unwrap_or_else(|| "–".to_string())
@@ -31,8 +29,8 @@ fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
         (Some(crate::export::WORKING_TREE_LABEL), Some(_)) => {
             format!("the working tree (on {})", short(commit))
         }
-        (Some(r), Some(_)) => format!("`{}` ({})", cell(r), short(commit)),
-        (Some(r), None) => format!("`{}`", cell(r)),
+        (Some(r), Some(_)) => format!("{} ({})", code(r), short(commit)),
+        (Some(r), None) => code(r),
         (None, Some(_)) => short(commit),
         (None, None) => "an export file".to_string(),
     }
@@ -68,16 +66,16 @@ pub fn render(report: &Report) -> String {
         if judge.model_judged {
             let _ = writeln!(
                 out,
-                "Scored by `{}` through {} (TDQS v1.3).",
-                cell(&judge.model),
+                "Scored by {} through {} (TDQS v1.3).",
+                code(&judge.model),
                 cell(&judge.mode)
             );
         } else {
             let _ = writeln!(
                 out,
-                "Scored by the **{}** judge (`{}`): deterministic rules, **not a model's score**.",
+                "Scored by the **{}** judge ({}): deterministic rules, **not a model's score**.",
                 cell(&judge.mode),
-                cell(&judge.model)
+                code(&judge.model)
             );
         }
     } else if !report.scored {
@@ -100,8 +98,7 @@ pub fn render(report: &Report) -> String {
                 ("changed", &changes.changed),
             ] {
                 if !names.is_empty() {
-                    let list: Vec<String> =
-                        names.iter().map(|n| format!("`{}`", cell(n))).collect();
+                    let list: Vec<String> = names.iter().map(|n| code(n)).collect();
                     let _ = writeln!(out, "- {what}: {}", list.join(", "));
                 }
             }
@@ -184,8 +181,8 @@ fn render_causes(out: &mut String, causes: &Causes) {
         for t in &causes.tools {
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} | {:.3} |",
-                cell(&t.tool),
+                "| {} | {} | {} | {:.3} |",
+                code(&t.tool),
                 t.base,
                 t.head,
                 t.effect
@@ -193,7 +190,7 @@ fn render_causes(out: &mut String, causes: &Causes) {
         }
         out.push('\n');
         for t in &causes.tools {
-            let _ = writeln!(out, "- **`{}`** {} → {}", cell(&t.tool), t.base, t.head);
+            let _ = writeln!(out, "- **{}** {} → {}", code(&t.tool), t.base, t.head);
             // Dimensions the judge explained with the same words (a hard gate) share one line.
             for group in t
                 .dimensions
@@ -217,7 +214,7 @@ fn render_causes(out: &mut String, causes: &Causes) {
         if !list.is_empty() {
             let items: Vec<String> = list
                 .iter()
-                .map(|t| format!("`{}` ({})", cell(&t.tool), t.tdqs))
+                .map(|t| format!("{} ({})", code(&t.tool), t.tdqs))
                 .collect();
             let _ = writeln!(out, "{what} tools: {}.\n", items.join(", "));
         }
@@ -225,11 +222,11 @@ fn render_causes(out: &mut String, causes: &Causes) {
     if causes.minimum_term.fell {
         let _ = writeln!(
             out,
-            "Information: the lowest tool fell from {} (`{}`) to {} (`{}`).\n",
+            "Information: the lowest tool fell from {} ({}) to {} ({}).\n",
             opt(causes.minimum_term.base.tdqs),
-            cell(causes.minimum_term.base.tool.as_deref().unwrap_or("–")),
+            code(causes.minimum_term.base.tool.as_deref().unwrap_or("–")),
             opt(causes.minimum_term.head.tdqs),
-            cell(causes.minimum_term.head.tool.as_deref().unwrap_or("–")),
+            code(causes.minimum_term.head.tool.as_deref().unwrap_or("–")),
         );
     }
     if !causes.coherence.is_empty() {
@@ -323,8 +320,8 @@ fn render_tools(out: &mut String, report: &Report) {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} |",
-            cell(name),
+            "| {} | {} | {} | {} |",
+            code(name),
             fmt(b),
             fmt(h),
             smells

@@ -4,6 +4,7 @@
 
 pub mod causes;
 pub mod markdown;
+pub mod md_escape;
 pub mod model;
 pub mod text;
 
