@@ -71,6 +71,12 @@ impl Side {
         self._guard.is_some()
     }
 
+    /// True when this side is a temporary worktree whose folder (or its `.git` link) is gone:
+    /// something removed it while the gate used it.
+    pub fn vanished(&self) -> bool {
+        self.is_temporary() && std::fs::symlink_metadata(self.root.join(".git")).is_err()
+    }
+
     /// Removes the temporary worktree now and reports a failure to do so (dropping the side does
     /// the same, but can only record failures for [`take_cleanup_failures`]).
     pub fn close(mut self) -> Result<()> {
@@ -159,6 +165,10 @@ pub fn in_repository(dir: Option<&Path>) -> bool {
 
 pub fn open(dir: Option<&Path>) -> Result<Repo> {
     let repo = Repo::open_without_pruning(dir)?;
+    let (_, kept) = crate::ownership::prune_temp_folders();
+    for message in kept {
+        worktree::record_failure(message);
+    }
     if let Err(e) = repo.prune_stale() {
         worktree::record_failure(match &e.advice {
             Some(advice) => format!("{} ({advice})", e.cause),
