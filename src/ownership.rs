@@ -180,8 +180,8 @@ pub struct FoundProcess {
     pub command: String,
 }
 
-/// Processes whose working directory is `dir` or inside it (Linux: read from `/proc`; other
-/// systems: none found). Used to report, never to kill, what an earlier run left running.
+/// Processes whose working directory is `dir` or inside it, or with an environment variable
+/// pointing there (a temporary `HOME`) (Linux: read from `/proc`; other systems: none found). Used to report, never to kill, what an earlier run left running.
 pub fn processes_inside(dir: &Path) -> Vec<FoundProcess> {
     let mut found = Vec::new();
     #[cfg(target_os = "linux")]
@@ -200,10 +200,23 @@ pub fn processes_inside(dir: &Path) -> Vec<FoundProcess> {
             else {
                 continue;
             };
-            let Ok(cwd) = fs::read_link(entry.path().join("cwd")) else {
-                continue;
+            let in_cwd = fs::read_link(entry.path().join("cwd"))
+                .map(|cwd| cwd.starts_with(&dir))
+                .unwrap_or(false);
+            // A server's temporary home is its HOME (and XDG folders), not its working folder.
+            let in_env = || {
+                let Ok(environ) = fs::read(entry.path().join("environ")) else {
+                    return false;
+                };
+                let prefix = dir.as_os_str().as_encoded_bytes();
+                environ.split(|&b| b == 0).any(|pair| {
+                    pair.iter()
+                        .position(|&b| b == b'=')
+                        .map(|eq| pair[eq + 1..].starts_with(prefix))
+                        .unwrap_or(false)
+                })
             };
-            if cwd.starts_with(&dir) {
+            if in_cwd || in_env() {
                 found.push(FoundProcess {
                     pid,
                     command: command_line(pid),

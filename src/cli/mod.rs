@@ -128,6 +128,11 @@ fn run(cli: Cli) -> ExitCode {
     });
     // A stuck child must not hold the process open.
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    // Leftovers of earlier runs that were kept (in use, or holding changes) and worktrees this
+    // run could not remove: the user has to know, nothing else reports them.
+    for message in crate::revision::take_cleanup_failures() {
+        let _ = writeln!(std::io::stderr(), "warning: {}", redact(&message));
+    }
     let killed = crate::harden::end_orphans();
     if !killed.is_empty() {
         let _ = writeln!(

@@ -12,5 +12,6 @@ mod lint;
 mod loopback;
 mod real_servers;
 mod revision;
+mod security;
 mod spec;
 mod support;
