@@ -421,3 +421,19 @@ fn issue_12_item_4_concurrent_gates_in_one_repository_all_finish() {
     let after = setup.repo.snapshot();
     assert!(after.temp_worktrees.is_empty(), "{:?}", after.temp_worktrees);
 }
+
+#[test]
+fn issue_12_item_3_a_base_whose_worktree_vanished_is_invalid_not_pass() {
+    let setup = Setup::new(&base_tools());
+    let command = format!("{FAKE_SERVER} --tools {{root}}/tools.json --vanish");
+    let mut args: Vec<String> = vec!["--base".into(), "main".into(), "--command".into(), command];
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = setup.run(&refs);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("disappeared while its server ran"),
+        "{}",
+        run.describe()
+    );
+}
