@@ -67,7 +67,9 @@ pub fn is_credential_name(name: &str) -> bool {
         || upper.contains("SECRET")
         || upper.contains("TOKEN")
         || upper.ends_with("KEY")
-        || upper.split('_').any(|word| CREDENTIAL_WORDS.contains(&word))
+        || upper
+            .split('_')
+            .any(|word| CREDENTIAL_WORDS.contains(&word))
 }
 
 /// Registers the value of every credential variable in the gate's environment for masking.

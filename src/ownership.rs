@@ -42,11 +42,7 @@ impl Claim {
 /// Writes a new marker into `dir` (which must exist and must not hold one) and locks it.
 /// `note` is one line of free text kept in the marker (for example the commit checked out).
 pub fn claim(dir: &Path, note: &str) -> io::Result<Claim> {
-    let token = format!(
-        "{:016x}{:016x}",
-        fastrand::u64(..),
-        fastrand::u64(..)
-    );
+    let token = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
     let path = dir.join(MARKER);
     let mut file = OpenOptions::new()
         .write(true)
@@ -86,7 +82,11 @@ pub fn take(dir: &Path) -> Take {
         return Take::NotOurs;
     };
     let mut text = String::new();
-    if Read::by_ref(&mut file).take(4096).read_to_string(&mut text).is_err() {
+    if Read::by_ref(&mut file)
+        .take(4096)
+        .read_to_string(&mut text)
+        .is_err()
+    {
         return Take::NotOurs;
     }
     let mut lines = text.lines();
@@ -354,11 +354,7 @@ mod tests {
         assert!(matches!(take(dir.path()), Take::NotOurs));
         fs::write(dir.path().join(MARKER), "something else\n").expect("write");
         assert!(matches!(take(dir.path()), Take::NotOurs));
-        fs::write(
-            dir.path().join(MARKER),
-            format!("{HEADER}\ntoken short\n"),
-        )
-        .expect("write");
+        fs::write(dir.path().join(MARKER), format!("{HEADER}\ntoken short\n")).expect("write");
         assert!(matches!(take(dir.path()), Take::NotOurs));
     }
 

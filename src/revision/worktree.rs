@@ -115,14 +115,15 @@ impl TempWorktree {
             let _repository = crate::ownership::lock_folder(commondir);
             add_detached(repo, &name, &guard.path, commit)?;
             let admin = commondir.join("worktrees").join(&name);
-            let claim = crate::ownership::claim(&admin, &format!("commit {commit}")).map_err(|e| {
-                Error::io(
-                    Stage::Revision,
-                    format!("cannot write the owner marker into {}", admin.display()),
-                    e,
-                )
-                .with_advice("check that the repository's .git folder is writable")
-            })?;
+            let claim =
+                crate::ownership::claim(&admin, &format!("commit {commit}")).map_err(|e| {
+                    Error::io(
+                        Stage::Revision,
+                        format!("cannot write the owner marker into {}", admin.display()),
+                        e,
+                    )
+                    .with_advice("check that the repository's .git folder is writable")
+                })?;
             creating.claim = Some(claim);
         }
         lock(&guard.state).branch_may_exist = false;

@@ -1246,7 +1246,13 @@ fn issue_12_item_1_the_token_step_starts_no_server() {
         .unwrap_or_else(|| panic!("no command line:\n{log}"));
     assert!(command.contains(" --base-export="), "{command}");
     assert!(command.contains(" --head-export="), "{command}");
-    for flag in [" --base=", " --head ", " --head=", " --command", " --server"] {
+    for flag in [
+        " --base=",
+        " --head ",
+        " --head=",
+        " --command",
+        " --server",
+    ] {
         assert!(!command.contains(flag), "{flag} in {command}");
     }
     // The judge still ran with the token (the run stops at the unreachable specification).

@@ -524,7 +524,11 @@ fn start_holder(f: &Fixture, wrapper: &[&str], rev: &str) -> (std::process::Chil
         .read_line(&mut line)
         .expect("read the root");
     let root = PathBuf::from(line.trim_end());
-    assert!(root.join("server.sh").exists(), "holder checked out {}", root.display());
+    assert!(
+        root.join("server.sh").exists(),
+        "holder checked out {}",
+        root.display()
+    );
     (child, root)
 }
 
@@ -559,8 +563,14 @@ fn issue_12_item_2_foreign_worktree_is_kept() {
         .status();
     let _ = std::fs::remove_dir_all(&folder);
     assert_eq!(pruned, Vec::<String>::new());
-    assert!(kept, "a hand-made worktree with uncommitted work was deleted");
-    assert!(branch_kept, "a branch the gate cannot prove it made was deleted");
+    assert!(
+        kept,
+        "a hand-made worktree with uncommitted work was deleted"
+    );
+    assert!(
+        branch_kept,
+        "a branch the gate cannot prove it made was deleted"
+    );
 }
 
 #[test]
@@ -577,13 +587,16 @@ fn issue_12_item_2_abandoned_worktree_with_changes_is_kept_and_reported() {
     let warnings = revision::take_cleanup_failures();
     let kept = root.join("server.sh").exists();
     // Once the change is gone, the leftover is the gate's and abandoned: removed.
-    f.repo.git_output(["-C", root.to_str().unwrap(), "checkout", "--", "server.sh"]);
+    f.repo
+        .git_output(["-C", root.to_str().unwrap(), "checkout", "--", "server.sh"]);
     let repo = revision::open(Some(&f.repo.path)).expect("a later run");
     drop(repo);
     let removed_when_clean = !root.exists();
     assert!(kept, "an abandoned worktree with changes was deleted");
     assert!(
-        warnings.iter().any(|w| w.contains("uncommitted change") && w.contains(&*root.to_string_lossy())),
+        warnings
+            .iter()
+            .any(|w| w.contains("uncommitted change") && w.contains(&*root.to_string_lossy())),
         "{warnings:?}"
     );
     assert!(removed_when_clean, "the clean leftover stayed");

@@ -45,7 +45,9 @@ fn run_with_secrets(setup: &Setup, server_args: &str, probe: &Path) -> Run {
             probe.display()
         ),
     );
-    setup.repo.commit_all("a server that steals its parent's environment");
+    setup
+        .repo
+        .commit_all("a server that steals its parent's environment");
     let mut args: Vec<String> = vec!["--base".into(), "main".into()];
     args.extend(setup.judge_args());
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -94,11 +96,7 @@ fn issue_12_item_1_credentials_of_the_gate_never_reach_errors() {
 fn issue_12_item_1_credentials_of_the_gate_never_reach_the_report() {
     let setup = Setup::new(&base_tools());
     let probe = setup.work().join("environ-probe");
-    let run = run_with_secrets(
-        &setup,
-        "--tools {root}/tools.json --leak-to-stdout",
-        &probe,
-    );
+    let run = run_with_secrets(&setup, "--tools {root}/tools.json --leak-to-stdout", &probe);
     run.assert_code(0);
     let report = std::fs::read_to_string(run.report_path()).unwrap();
     assert!(report.contains("stolen: "), "{report}");
@@ -202,7 +200,10 @@ fn issue_12_item_5_a_detached_daemon_is_ended_and_reported() {
     }
     run.assert_code(0);
     assert_eq!(pids.len(), 2, "one daemon per side: {}", run.describe());
-    assert!(survivors.is_empty(), "daemons survived the gate: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "daemons survived the gate: {survivors:?}"
+    );
     assert!(
         run.stderr.contains("warning: ended 2 process(es)"),
         "{}",
@@ -275,7 +276,8 @@ fn signal_ends_the_run_cleanly(signal: libc::c_int, name: &str) {
     }
     run.assert_code(2);
     assert!(
-        run.stderr.contains(&format!("INVALID: interrupted ({name})")),
+        run.stderr
+            .contains(&format!("INVALID: interrupted ({name})")),
         "{}",
         run.describe()
     );
@@ -347,7 +349,9 @@ fn issue_12_item_6_after_sigkill_the_next_run_reports_processes_then_cleans_up()
         servers.iter().all(|p| alive(*p)),
         "a leftover process was killed"
     );
-    assert!(entries_of(&tmp).iter().any(|n| n.starts_with("tdqs-gate-home-")));
+    assert!(entries_of(&tmp)
+        .iter()
+        .any(|n| n.starts_with("tdqs-gate-home-")));
 
     for pid in &servers {
         // SAFETY: the test ends the leftovers itself.
@@ -358,9 +362,18 @@ fn issue_12_item_6_after_sigkill_the_next_run_reports_processes_then_cleans_up()
         .all(|p| !alive(*p))));
     let third = export(&tmp);
     third.assert_code(0);
-    assert_eq!(entries_of(&tmp), Vec::<String>::new(), "{}", third.describe());
+    assert_eq!(
+        entries_of(&tmp),
+        Vec::<String>::new(),
+        "{}",
+        third.describe()
+    );
     let after = setup.repo.snapshot();
-    assert!(after.temp_worktrees.is_empty(), "{:?}", after.temp_worktrees);
+    assert!(
+        after.temp_worktrees.is_empty(),
+        "{:?}",
+        after.temp_worktrees
+    );
     assert!(
         after
             .worktree_entries
@@ -419,7 +432,11 @@ fn issue_12_item_4_concurrent_gates_in_one_repository_all_finish() {
         failures.join("\n---\n")
     );
     let after = setup.repo.snapshot();
-    assert!(after.temp_worktrees.is_empty(), "{:?}", after.temp_worktrees);
+    assert!(
+        after.temp_worktrees.is_empty(),
+        "{:?}",
+        after.temp_worktrees
+    );
 }
 
 #[test]
