@@ -120,9 +120,13 @@ pub fn is_non_dumpable() -> bool {
 /// Zombies are reaped. Returns a description of each process that had to be killed, for a
 /// warning; empty when nothing was left (always on systems without subreapers).
 pub fn end_orphans() -> Vec<String> {
-    let mut killed = Vec::new();
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
+    }
     #[cfg(target_os = "linux")]
     {
+        let mut killed = Vec::new();
         let me = std::process::id();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
         loop {
@@ -144,10 +148,10 @@ pub fn end_orphans() -> Vec<String> {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+        killed.sort();
+        killed.dedup();
+        killed
     }
-    killed.sort();
-    killed.dedup();
-    killed
 }
 
 /// Direct children of `parent` as `(pid, is_zombie)`, read from `/proc`.

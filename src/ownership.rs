@@ -183,9 +183,9 @@ pub struct FoundProcess {
 /// Processes whose working directory is `dir` or inside it, or with an environment variable
 /// pointing there (a temporary `HOME`) (Linux: read from `/proc`; other systems: none found). Used to report, never to kill, what an earlier run left running.
 pub fn processes_inside(dir: &Path) -> Vec<FoundProcess> {
-    let mut found = Vec::new();
     #[cfg(target_os = "linux")]
     {
+        let mut found = Vec::new();
         let Ok(dir) = dir.canonicalize() else {
             return found;
         };
@@ -223,12 +223,13 @@ pub fn processes_inside(dir: &Path) -> Vec<FoundProcess> {
                 });
             }
         }
+        found
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = dir;
+        Vec::new()
     }
-    found
 }
 
 /// The command line of `pid` (arguments joined by spaces, secrets masked), or `?`.
