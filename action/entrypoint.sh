@@ -5,7 +5,10 @@
 #   install     build tdqs-gate from the Action's source, or download a release; install the
 #               pinned `claude` when the Claude Code judge has a token to use
 #   fetch-base  make sure the base commit is present, also in a shallow checkout
-#   gate        run the gate; record decision, scored, report and exit-code as step outputs
+#   export      start each side's server and export its tools to a file, WITHOUT the token: the
+#               pull request's code runs only here
+#   gate        score the two export files (no server starts, the token is here); record
+#               decision, scored, report and exit-code as step outputs
 #   comment     create or update the one sticky pull-request comment holding the summary
 #   finish      exit with the gate's code: 0 PASS, 1 BLOCK, anything else INVALID
 #
@@ -362,6 +365,117 @@ value_of() { # name file: the value of `name=value` written by the binary to its
     sed -n "s/^$1=//p" "$2" | tail -n 1
 }
 
+# Flags that say how a server starts: they go to `tdqs-gate export`, not to the scoring run.
+# A flag given as `--flag value` takes the next word along.
+is_server_flag() {
+    case "$1" in
+        --command | --server | --timeout | --protocol-version | --era | --capabilities | --repo) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+# Splits EXTRA_ARGS into SERVER_ARGS (for both exports), SCORE_ARGS (for the scoring run) and
+# HEAD_REV (a `--head REV` given in args: the head export's revision).
+split_server_args() {
+    SERVER_ARGS=()
+    SCORE_ARGS=()
+    HEAD_REV=""
+    local i=0 word name
+    while ((i < ${#EXTRA_ARGS[@]})); do
+        word="${EXTRA_ARGS[i]}"
+        name="${word%%=*}"
+        if [[ "${name}" == --head ]]; then
+            if [[ "${word}" == *=* ]]; then
+                HEAD_REV="${word#*=}"
+            else
+                i=$((i + 1))
+                HEAD_REV="${EXTRA_ARGS[i]:-}"
+            fi
+        elif is_server_flag "${name}"; then
+            SERVER_ARGS+=("${word}")
+            if [[ "${word}" != *=* ]]; then
+                i=$((i + 1))
+                [[ ${i} -ge ${#EXTRA_ARGS[@]} ]] || SERVER_ARGS+=("${EXTRA_ARGS[i]}")
+            fi
+        else
+            case "${word}" in
+                -v | -vv | -vvv | --verbose | -q | --quiet) SERVER_ARGS+=("${word}") ;;
+            esac
+            SCORE_ARGS+=("${word}")
+        fi
+        i=$((i + 1))
+    done
+}
+
+# Runs one export with the pull request's code; the log is shielded from workflow commands.
+run_export() { # label output-file [--rev=REV]
+    local label="$1" output="$2" stop_token code
+    shift 2
+    printf 'tdqs-gate action: tdqs-gate export (%s)' "${label}"
+    printf ' %q' "--output=${output}" "$@" "${SERVER_ARGS[@]}"
+    printf '\n'
+    stop_token="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    printf '::stop-commands::%s\n' "${stop_token}"
+    set +e
+    "${EXPORT_BIN}" export "--output=${output}" "$@" "${SERVER_ARGS[@]}" 2>&1 | tee -a "${EXPORT_LOG}"
+    code="${PIPESTATUS[0]}"
+    set -e
+    printf '::%s::\n' "${stop_token}"
+    return "${code}"
+}
+
+# The step that runs pull-request code. It holds no judge token: its environment has none (see
+# action.yml), and the gate binary makes itself unreadable to the servers it starts. It never
+# fails the job itself; the scoring step turns a failed export into INVALID.
+cmd_export() {
+    local workdir base dir
+    workdir="$(working_directory)"
+    base="${BASE:-}"
+    [[ -n "${base}" ]] || base="$(resolve_base)"
+    EXPORT_BIN="${GATE_BIN:-${TDQS_GATE_BIN:-}}"
+    [[ -n "${EXPORT_BIN}" ]] || fail "internal: the install step gave no tdqs-gate executable"
+    if ! printf '%s' "${INPUT_ARGS:-}" | xargs printf '' 2>/dev/null; then
+        # The scoring step reports the bad args input; nothing runs.
+        set_output status bad-args
+        return 0
+    fi
+    split_args "${INPUT_ARGS:-}"
+    local word
+    for word in "${EXTRA_ARGS[@]}"; do
+        case "${word%%=*}" in
+            --base-export | --head-export | --check | --calibrate)
+                printf 'tdqs-gate action: args has %s: the scoring step reads the given files itself\n' "${word%%=*}"
+                set_output status skipped
+                return 0
+                ;;
+        esac
+    done
+    split_server_args
+    dir="$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/tdqs-gate-exports.XXXXXX")"
+    EXPORT_LOG="${dir}/export.log"
+    : >"${EXPORT_LOG}"
+    cd "${workdir}"
+    local head_rev=()
+    [[ -z "${HEAD_REV}" ]] || head_rev=("--rev=${HEAD_REV}")
+    set_output dir "${dir}"
+    local code=0
+    run_export base "${dir}/base.json" "--rev=${base}" || code=$?
+    if [[ ${code} == 0 ]]; then
+        run_export head "${dir}/head.json" "${head_rev[@]}" || code=$?
+    fi
+    if [[ ${code} == 0 ]]; then
+        set_output status ok
+        set_output base-export "${dir}/base.json"
+        set_output head-export "${dir}/head.json"
+    else
+        set_output status failed
+        set_output exit-code "${code}"
+        local reason
+        reason="$(grep '^INVALID: ' "${EXPORT_LOG}" | tail -n 1 | sed 's/^INVALID: //' || true)"
+        set_output reason "${reason:-tdqs-gate export failed; see the log of the step \"Export both sides\"}"
+    fi
+}
+
 cmd_gate() {
     local workdir judge base token token_var bin report_dir out_file err_file summary_before=0
     local code decision scored report reason stop_token
@@ -377,7 +491,24 @@ cmd_gate() {
     # The token stays in this process only as the judge's variable; nothing else inherits it.
     unset INPUT_TOKEN
 
-    local argv=("--base=${base}" "--judge=${judge}" "--report-dir=${report_dir}")
+    split_args "${INPUT_ARGS:-}"
+    local argv
+    case "${EXPORT_STATUS:-}" in
+        ok)
+            # Both sides were exported in the step before, without the token: this step starts
+            # no server, so no pull-request code ever runs next to the token.
+            split_server_args
+            argv=("--base-export=${BASE_EXPORT}" "--head-export=${HEAD_EXPORT}")
+            EXTRA_ARGS=("${SCORE_ARGS[@]}")
+            ;;
+        failed)
+            argv=()
+            ;;
+        *)
+            argv=("--base=${base}")
+            ;;
+    esac
+    argv+=("--judge=${judge}" "--report-dir=${report_dir}")
     [[ -z "${INPUT_CONCURRENCY:-}" ]] || argv+=("--concurrency=${INPUT_CONCURRENCY}")
     token_var="$(token_variable "${judge}")"
     if [[ -n "${token}" ]]; then
@@ -388,7 +519,6 @@ cmd_gate() {
             argv+=("--token-env=${token_var}")
         fi
     fi
-    split_args "${INPUT_ARGS:-}"
     argv+=("${EXTRA_ARGS[@]}")
     if [[ -n "${CLAUDE_DIR:-}" ]]; then
         PATH="${CLAUDE_DIR}:${PATH}"
@@ -410,8 +540,14 @@ cmd_gate() {
     printf '::stop-commands::%s\n' "${stop_token}"
     exec 3>&1
     set +e
-    GITHUB_OUTPUT="${out_file}" "${bin}" "${argv[@]}" 2>&1 1>&3 3>&- | tee "${err_file}" >&2
-    code="${PIPESTATUS[0]}"
+    if [[ "${EXPORT_STATUS:-}" == failed ]]; then
+        # The export step already said why, in its log; nothing is scored.
+        printf 'INVALID: %s\n' "${EXPORT_REASON:-tdqs-gate export failed}" | tee "${err_file}" >&2
+        code="${EXPORT_CODE:-2}"
+    else
+        GITHUB_OUTPUT="${out_file}" "${bin}" "${argv[@]}" 2>&1 1>&3 3>&- | tee "${err_file}" >&2
+        code="${PIPESTATUS[0]}"
+    fi
     set -e
     exec 3>&-
     printf '::%s::\n' "${stop_token}"
@@ -472,7 +608,11 @@ cmd_gate() {
             # tdqs-gate stopped before it could write its summary: say at least what happened.
             {
                 printf '## ⚠️ Tool definition score: INVALID\n\n**%s**\n\n' "${reason}"
-                printf 'tdqs-gate wrote no report; the log of the step "Run tdqs-gate" has the details.\n\n'
+                if [[ "${EXPORT_STATUS:-}" == failed ]]; then
+                    printf 'tdqs-gate wrote no report; the log of the step "Export both sides" has the details.\n\n'
+                else
+                    printf 'tdqs-gate wrote no report; the log of the step "Run tdqs-gate" has the details.\n\n'
+                fi
             } >>"${GITHUB_STEP_SUMMARY}"
         fi
         if [[ -n "${hint}" ]]; then
@@ -622,11 +762,12 @@ main() {
         prepare) cmd_prepare ;;
         install) cmd_install ;;
         fetch-base) cmd_fetch_base ;;
+        export) cmd_export ;;
         gate) cmd_gate ;;
         comment) cmd_comment ;;
         finish) cmd_finish ;;
         *)
-            printf 'usage: %s prepare|install|fetch-base|gate|comment|finish\n' "$0" >&2
+            printf 'usage: %s prepare|install|fetch-base|export|gate|comment|finish\n' "$0" >&2
             exit 2
             ;;
     esac

@@ -21,6 +21,9 @@ use output::Verbosity;
 
 /// Runs the command line of this process and returns its exit code.
 pub fn main() -> ExitCode {
+    // First, before any thread or child exists: the gate's environment unreadable to children,
+    // detached descendants re-parented here, credential values masked (docs/security.md).
+    crate::platform::harden::at_start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -66,20 +69,26 @@ pub(crate) fn print_invalid(error: &Error) {
     let _ = writeln!(err, "INVALID: {}", redact(&error.summary()));
 }
 
-/// Resolves on Ctrl-C, or on SIGTERM (how CI systems cancel a job), naming the signal.
+/// Resolves on Ctrl-C, SIGTERM (how CI systems cancel a job), SIGHUP (the terminal closed) or
+/// SIGQUIT, naming the signal. All four end the run the same way: cleanup, then INVALID.
 async fn interrupted() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => "Ctrl-C",
-                _ = term.recv() => "SIGTERM",
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "Ctrl-C"
+        async fn on(kind: SignalKind) {
+            match signal(kind) {
+                Ok(mut stream) => {
+                    stream.recv().await;
+                }
+                // Without a handler the signal keeps its default action; never resolve here.
+                Err(_) => std::future::pending::<()>().await,
             }
+        }
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => "Ctrl-C",
+            _ = on(SignalKind::terminate()) => "SIGTERM",
+            _ = on(SignalKind::hangup()) => "SIGHUP",
+            _ = on(SignalKind::quit()) => "SIGQUIT",
         }
     }
     #[cfg(not(unix))]
@@ -119,5 +128,19 @@ fn run(cli: Cli) -> ExitCode {
     });
     // A stuck child must not hold the process open.
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    // Leftovers of earlier runs that were kept (in use, or holding changes) and worktrees this
+    // run could not remove: the user has to know, nothing else reports them.
+    for message in crate::revision::take_cleanup_failures() {
+        let _ = writeln!(std::io::stderr(), "warning: {}", redact(&message));
+    }
+    let killed = crate::platform::harden::end_orphans();
+    if !killed.is_empty() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: ended {} process(es) that a server or setup command left running after it detached: {}",
+            killed.len(),
+            redact(&killed.join(", "))
+        );
+    }
     verdict.exit_code()
 }

@@ -417,11 +417,15 @@ impl StdoutJunk {
         self.count += 1;
         if self.samples.len() < MAX_STDOUT_SAMPLES {
             let text = String::from_utf8_lossy(line);
-            let mut sample: String = text.chars().take(STDOUT_SAMPLE_CHARS).collect();
-            if text.chars().count() > STDOUT_SAMPLE_CHARS {
+            // Masked before it is cut: cutting first would leave the head of a secret that
+            // straddles the cut unmasked. The margin covers any secret starting in the sample.
+            let head: String = text.chars().take(STDOUT_SAMPLE_CHARS + 4096).collect();
+            let masked = process.redact(&head);
+            let mut sample: String = masked.chars().take(STDOUT_SAMPLE_CHARS).collect();
+            if masked.chars().count() > STDOUT_SAMPLE_CHARS || text.len() > head.len() {
                 sample.push('…');
             }
-            self.samples.push(process.redact(&sample));
+            self.samples.push(sample);
         }
     }
 

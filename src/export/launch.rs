@@ -642,6 +642,8 @@ fn make_temp_home() -> Result<tempfile::TempDir> {
             )
             .with_advice("set TMPDIR to a writable folder, or set isolate-home = false in [server]")
         })?;
+    // Lets a later run prove the folder is the gate's should this run be killed.
+    crate::platform::ownership::claim_for_process(home.path());
     for (_, dir) in home_variables(home.path()) {
         std::fs::create_dir_all(&dir).map_err(|e| {
             Error::io(Stage::Export, format!("cannot create {dir}"), e).with_advice(

@@ -130,16 +130,36 @@ async fn export_side(
         Ok::<Export, Error>(export)
     }
     .await;
+    // A worktree removed under the server (by another program, or a gate that took it for a
+    // leftover) makes a side list no tools: that must never count as an answer.
+    let result = match (result, side.vanished()) {
+        (Ok(_), true) => Err(Error::new(
+            tdqs_core::error::Stage::Revision,
+            format!(
+                "the temporary worktree of {label} ({}) disappeared while its server ran, so its tool list cannot be trusted",
+                side.root.display()
+            ),
+        )
+        .with_advice("make sure nothing else removes tdqs-gate-* folders in the temporary directory or runs `git worktree prune` during the run, then run the gate again")),
+        (result, _) => result,
+    };
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
     let export = result.map_err(|mut e| {
         // The temporary worktree is gone once we return: the reproduction must recreate it.
         if let (Some(root), Some(commit), Some(cmd)) = (&temporary_root, &commit, &e.reproduce) {
-            let root = root.display().to_string();
-            if cmd.contains(&root) {
+            let root_text = root.display().to_string();
+            if cmd.contains(&root_text) {
+                // A folder name of its own: a hand-made `tdqs-gate-*` worktree would look like
+                // one of the gate's (it carries no owner marker, so it is never deleted).
+                let short = &commit[..commit.len().min(12)];
+                let fresh = root
+                    .with_file_name(format!("tdqs-reproduce-{short}"))
+                    .display()
+                    .to_string();
                 e.reproduce = Some(format!(
-                    "git worktree add --detach {root} {commit} && {} ; git worktree remove --force {root}",
-                    cmd
+                    "git worktree add --detach {fresh} {commit} && {} ; git worktree remove --force {fresh}",
+                    cmd.replace(&root_text, &fresh)
                 ));
             }
         }

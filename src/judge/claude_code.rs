@@ -645,11 +645,15 @@ struct CallDirs {
     work: PathBuf,
     system_prompt: PathBuf,
     config: Option<PathBuf>,
+    /// The owner marker (outside `work`), locked while the call runs, so that a later run can
+    /// remove the folder should this one be killed.
+    _claim: Option<crate::platform::ownership::Claim>,
 }
 
 impl CallDirs {
     fn create(with_config_dir: bool) -> std::io::Result<Self> {
         let root = tempfile::Builder::new().prefix("tdqs-judge-").tempdir()?;
+        let claim = crate::platform::ownership::claim(root.path(), "").ok();
         let work = root.path().join("work");
         std::fs::create_dir(&work)?;
         let config = if with_config_dir {
@@ -664,6 +668,7 @@ impl CallDirs {
             root,
             work,
             config,
+            _claim: claim,
         })
     }
 

@@ -1,8 +1,12 @@
-//! What the engine asks of the operating system, written once: files that appear whole
-//! ([`atomic`]), finding a program on a `PATH` ([`path_search`]) and HTTP clients
+//! What the engine asks of the operating system, written once: process-wide defences set up
+//! before any child starts ([`harden`]), proof that a leftover folder is the gate's own
+//! ([`ownership`]), files that appear whole ([`atomic`]) and are opened only when regular
+//! ([`safe_file`]), finding a program on a `PATH` ([`path_search`]) and HTTP clients
 //! ([`http_client`]).
 
 pub mod atomic;
+pub mod harden;
 pub mod http_client;
+pub mod ownership;
 pub mod path_search;
 pub mod safe_file;

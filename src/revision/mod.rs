@@ -15,8 +15,14 @@
 //!   folder and any leftover branch when the side is dropped — on success, on error, during a
 //!   panic's unwinding, and when a future holding it is dropped (Ctrl-C handled by cancelling the
 //!   pipeline). [`cleanup_all_active`] does the same for a signal handler that exits at once;
-//! - a run killed outright (SIGKILL) cannot clean up, so every [`open`] first prunes
-//!   `tdqs-gate-*` entries whose process is gone ([`Repo::prune_stale`]).
+//! - every worktree carries an owner marker with a random token in its admin folder, locked
+//!   (`flock`) for the whole run ([`crate::platform::ownership`]);
+//! - a run killed outright (SIGKILL) cannot clean up, so every [`open`] first removes the
+//!   `tdqs-gate-*` worktrees whose marker it can lock — abandoned by their run — and that hold no
+//!   changes, and the abandoned `tdqs-gate-home-*` / `tdqs-judge-*` folders
+//!   ([`Repo::prune_stale`], [`crate::platform::ownership::prune_temp_folders`]); anything in use or with
+//!   changes is kept and reported. Adding and removing worktrees is serialised between gates
+//!   by an `flock` on the repository's `.git` folder.
 //!
 //! The user's HEAD, index and working tree are never written: the checkout happens in the new
 //! worktree only, and the only shared state touched is the temporary branch. libgit2 runs no
@@ -69,6 +75,12 @@ impl Side {
     /// True when this side is a temporary worktree (not the user's working tree).
     pub fn is_temporary(&self) -> bool {
         self._guard.is_some()
+    }
+
+    /// True when this side is a temporary worktree whose folder (or its `.git` link) is gone:
+    /// something removed it while the gate used it.
+    pub fn vanished(&self) -> bool {
+        self.is_temporary() && std::fs::symlink_metadata(self.root.join(".git")).is_err()
     }
 
     /// Removes the temporary worktree now and reports a failure to do so (dropping the side does
@@ -159,6 +171,10 @@ pub fn in_repository(dir: Option<&Path>) -> bool {
 
 pub fn open(dir: Option<&Path>) -> Result<Repo> {
     let repo = Repo::open_without_pruning(dir)?;
+    let (_, kept) = crate::platform::ownership::prune_temp_folders();
+    for message in kept {
+        worktree::record_failure(message);
+    }
     if let Err(e) = repo.prune_stale() {
         worktree::record_failure(match &e.advice {
             Some(advice) => format!("{} ({advice})", e.cause),
@@ -210,8 +226,9 @@ impl Repo {
         self.repo.is_shallow() || self.commondir.join("shallow").is_file()
     }
 
-    /// Removes `tdqs-gate-*` worktrees and branches left by runs that were killed before they
-    /// could clean up (their process no longer exists). Returns the names removed.
+    /// Removes `tdqs-gate-*` worktrees (and their branches) left by runs that were killed before
+    /// they could clean up: only those with an unlocked owner marker and no changes. Returns the
+    /// names removed; kept ones are recorded for [`take_cleanup_failures`].
     pub fn prune_stale(&self) -> Result<Vec<String>> {
         worktree::prune_stale(&self.repo, &self.commondir)
     }

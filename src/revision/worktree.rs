@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tdqs_core::error::{Error, Result, Stage};
 
 /// Every worktree, temporary branch and folder the gate creates starts with this; the rest of
-/// the name is `<pid>-<8 hex digits>`, which is how leftovers of killed runs are recognised.
+/// the name is `<pid>-<8 hex digits>`. The name alone proves nothing: a leftover is removed only
+/// when its admin folder holds the gate's owner marker and no running gate holds that marker's
+/// lock (see [`crate::platform::ownership`]).
 pub const WORKTREE_PREFIX: &str = "tdqs-gate-";
 
 /// What has to be undone for one worktree.
@@ -29,6 +31,8 @@ struct State {
     branch_may_exist: bool,
     /// Cleanup has run (successfully or not); it never runs twice.
     finished: bool,
+    /// The owner marker in the worktree's admin folder, locked while this run uses the worktree.
+    claim: Option<crate::platform::ownership::Claim>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -71,14 +75,6 @@ pub fn cleanup_all_active() -> Vec<String> {
         .collect()
 }
 
-fn is_active(name: &str) -> bool {
-    active()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .any(|state| lock(state).name == name)
-}
-
 /// A detached worktree of one commit; removed when dropped.
 #[derive(Debug)]
 pub(crate) struct TempWorktree {
@@ -101,6 +97,7 @@ impl TempWorktree {
             commit,
             branch_may_exist: true,
             finished: false,
+            claim: None,
         }));
         active()
             .lock()
@@ -111,8 +108,23 @@ impl TempWorktree {
         {
             // Held for the whole creation so that `cleanup_all_active` from another thread
             // cannot run between two steps and leave the later ones behind.
-            let _creating = lock(&guard.state);
+            let mut creating = lock(&guard.state);
+            // Another gate adding or removing a worktree at the same moment leaves an entry in
+            // `.git/worktrees` that libgit2 cannot read, and its `git_worktree_add` then fails
+            // with "reference ... is already checked out": gates take turns on these steps.
+            let _repository = crate::platform::ownership::lock_folder(commondir);
             add_detached(repo, &name, &guard.path, commit)?;
+            let admin = commondir.join("worktrees").join(&name);
+            let claim = crate::platform::ownership::claim(&admin, &format!("commit {commit}"))
+                .map_err(|e| {
+                    Error::io(
+                        Stage::Revision,
+                        format!("cannot write the owner marker into {}", admin.display()),
+                        e,
+                    )
+                    .with_advice("check that the repository's .git folder is writable")
+                })?;
+            creating.claim = Some(claim);
         }
         lock(&guard.state).branch_may_exist = false;
         Ok(guard)
@@ -223,6 +235,7 @@ fn cleanup(state: &mut State) -> std::result::Result<(), String> {
         return Ok(());
     }
     state.finished = true;
+    let _repository = crate::platform::ownership::lock_folder(&state.commondir);
     let mut problems = Vec::new();
     // The folder first: libgit2's prune removes the admin entry before the folder, so a folder
     // it fails to delete (read-only files a server wrote) would no longer be listed anywhere.
@@ -249,6 +262,8 @@ fn cleanup(state: &mut State) -> std::result::Result<(), String> {
             e.message()
         )),
     }
+    // The marker went with the admin folder; the lock goes now.
+    state.claim = None;
     if problems.is_empty() {
         Ok(())
     } else {
@@ -324,98 +339,74 @@ fn make_dirs_writable(path: &Path) {
     }
 }
 
-/// The pid in a `tdqs-gate-<pid>-<8 hex>` name.
-fn pid_of(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix(WORKTREE_PREFIX)?;
-    let (pid, random) = rest.split_once('-')?;
-    if random.len() != 8 || !random.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    pid.parse().ok().filter(|&pid| pid > 0)
-}
-
-/// Whether a leftover named `name` belongs to no running gate.
-fn is_stale(name: &str) -> bool {
-    let Some(pid) = pid_of(name) else {
-        return false;
-    };
-    if pid == std::process::id() {
-        // Another side of this run, or a leftover of a dead process that had our pid.
-        return !is_active(name);
-    }
-    process_is_gone(pid)
-}
-
-#[cfg(unix)]
-fn process_is_gone(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // Signal 0 checks for existence without sending anything. EPERM means the process exists
-    // under another user: alive.
-    // SAFETY: kill(2) with signal 0 has no effect on the target; pid > 0 so it names one process.
-    let result = unsafe { libc::kill(pid, 0) };
-    result != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-}
-
-#[cfg(not(unix))]
-fn process_is_gone(_pid: u32) -> bool {
-    // Without a cheap liveness check, leftovers are left for `git worktree prune`.
-    false
-}
-
+/// Removes the worktrees that killed runs left behind, and only those: an entry of
+/// `.git/worktrees` is taken when its admin folder holds the gate's owner marker and no running
+/// gate holds the marker's lock ([`crate::platform::ownership::take`]). Before removing, the worktree's
+/// status is read: one with uncommitted changes is kept and reported, never deleted; so is one
+/// in which a process still runs. Branches are deleted only with their worktree (a branch alone
+/// carries no marker, so it cannot be proven to be the gate's).
 pub(super) fn prune_stale(repo: &git2::Repository, commondir: &Path) -> Result<Vec<String>> {
     let mut removed = Vec::new();
     let mut problems = Vec::new();
     let worktrees = commondir.join("worktrees");
+    let _repository = crate::platform::ownership::lock_folder(commondir);
     let names: Vec<String> = match fs::read_dir(&worktrees) {
         Ok(entries) => entries
             .flatten()
             .filter_map(|entry| entry.file_name().into_string().ok())
+            .filter(|name| name.starts_with(WORKTREE_PREFIX))
             .collect(),
         Err(_) => Vec::new(),
     };
-    let temp = temp_parent().ok();
-    for name in names.iter().filter(|name| is_stale(name)) {
-        for folder in leftover_folders(&worktrees.join(name), name, temp.as_deref()) {
-            if let Err(e) = remove_tree(&folder) {
+    for name in names {
+        let admin = worktrees.join(&name);
+        let (claim, note) = match crate::platform::ownership::take(&admin) {
+            crate::platform::ownership::Take::Abandoned { claim, note } => (claim, note),
+            crate::platform::ownership::Take::NotOurs | crate::platform::ownership::Take::InUse => {
+                continue
+            }
+        };
+        let folders = leftover_folders(&admin, &name);
+        let mut keep = false;
+        for folder in &folders {
+            let changed = changed_paths(folder);
+            if changed > 0 {
+                record_failure(format!(
+                    "kept {}: a worktree left by an earlier run has {changed} uncommitted change(s), so it was not deleted (remove it with `git worktree remove --force {}` once nothing in it is needed)",
+                    folder.display(),
+                    folder.display()
+                ));
+                keep = true;
+            }
+            let inside = crate::platform::ownership::processes_inside(folder);
+            if !inside.is_empty() {
+                record_failure(format!(
+                    "kept {}: left by an earlier run and still in use by {} (not killed; end them, then the next run removes the folder)",
+                    folder.display(),
+                    crate::platform::ownership::describe_processes(&inside)
+                ));
+                keep = true;
+            }
+        }
+        if keep {
+            continue;
+        }
+        for folder in &folders {
+            if let Err(e) = remove_tree(folder) {
                 problems.push(format!("cannot remove {}: {e}", folder.display()));
             }
         }
-        prune_entry(repo, commondir, name, &mut problems);
-        removed.push(name.clone());
-    }
-    let branches = repo
-        .references_glob(&format!("refs/heads/{WORKTREE_PREFIX}*"))
-        .map_err(|e| {
-            Error::new(
-                Stage::Revision,
-                format!("cannot list branches: {}", e.message()),
-            )
-        })?;
-    let mut stale_branches = Vec::new();
-    for reference in branches.flatten() {
-        if let Some(name) = reference.shorthand() {
-            if is_stale(name) {
-                stale_branches.push(name.to_string());
+        let commit = note
+            .strip_prefix("commit ")
+            .and_then(|id| git2::Oid::from_str(id).ok());
+        if let Some(commit) = commit {
+            if let Err(e) = delete_branch_if_ours(repo, &name, commit) {
+                problems.push(format!("cannot delete branch {name}: {}", e.message()));
             }
         }
-    }
-    for name in stale_branches {
-        match repo
-            .find_reference(&format!("refs/heads/{name}"))
-            .and_then(|mut r| r.delete())
-        {
-            Ok(()) => {
-                if !removed.contains(&name) {
-                    removed.push(name);
-                }
-            }
-            Err(e) => problems.push(format!("cannot delete branch {name}: {}", e.message())),
-        }
+        prune_entry(repo, commondir, &name, &mut problems);
+        drop(claim);
+        removed.push(name);
     }
     if problems.is_empty() {
         Ok(removed)
@@ -430,10 +421,35 @@ pub(super) fn prune_stale(repo: &git2::Repository, commondir: &Path) -> Result<V
     }
 }
 
-/// The folders a leftover entry may own: the one its `gitdir` file names, and the one a run
-/// killed before writing that file would have created. Only folders named exactly like the
-/// entry are returned, so a corrupted entry can never point the removal elsewhere.
-fn leftover_folders(admin: &Path, name: &str, temp: Option<&Path>) -> Vec<PathBuf> {
+/// Paths with uncommitted changes in the worktree at `folder` (staged, unstaged or untracked;
+/// ignored files do not count). A folder that is missing or not a readable worktree counts as
+/// clean: there is nothing in it to lose.
+fn changed_paths(folder: &Path) -> usize {
+    if !folder.is_dir() {
+        return 0;
+    }
+    let Ok(repo) = git2::Repository::open(folder) else {
+        return 0;
+    };
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    repo.statuses(Some(&mut options))
+        .map(|statuses| {
+            statuses
+                .iter()
+                .filter(|entry| entry.status() != git2::Status::CURRENT)
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The folder a leftover entry owns: the one its `gitdir` file names, provided it is named
+/// exactly like the entry, so a corrupted entry can never point the removal elsewhere.
+fn leftover_folders(admin: &Path, name: &str) -> Vec<PathBuf> {
     let mut folders = Vec::new();
     if let Ok(text) = fs::read_to_string(admin.join("gitdir")) {
         if let Some(folder) = Path::new(text.trim()).parent() {
@@ -442,47 +458,12 @@ fn leftover_folders(admin: &Path, name: &str, temp: Option<&Path>) -> Vec<PathBu
             }
         }
     }
-    if let Some(temp) = temp {
-        let folder = temp.join(name);
-        if !folders.contains(&folder) {
-            folders.push(folder);
-        }
-    }
     folders
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_of_our_leftovers_are_recognised_and_others_are_not() {
-        assert_eq!(pid_of("tdqs-gate-4242-0a1b2c3d"), Some(4242));
-        assert_eq!(pid_of("tdqs-gate-4242-0a1b2c3"), None);
-        assert_eq!(pid_of("tdqs-gate-42x-0a1b2c3d"), None);
-        assert_eq!(pid_of("tdqs-gate--0a1b2c3d"), None);
-        assert_eq!(pid_of("tdqs-gate-0-0a1b2c3d"), None);
-        assert_eq!(pid_of("feature-branch"), None);
-        assert_eq!(pid_of("tdqs-gate-4242-0a1b2c3d-extra"), None);
-    }
-
-    #[test]
-    fn a_leftover_of_this_process_is_stale_only_when_no_live_side_owns_it() {
-        let name = format!("{WORKTREE_PREFIX}{}-00000000", std::process::id());
-        assert!(is_stale(&name));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_running_process_is_not_gone_and_an_exited_one_is() {
-        let mut child = std::process::Command::new("true")
-            .spawn()
-            .expect("spawn true");
-        let pid = child.id();
-        child.wait().expect("wait");
-        assert!(process_is_gone(pid));
-        assert!(!process_is_gone(std::process::id()));
-    }
 
     #[cfg(unix)]
     #[test]

@@ -1074,17 +1074,24 @@ fn a_server_that_does_not_start_is_invalid_and_cannot_issue_workflow_commands() 
     assert_consistent(&run, "invalid", 2);
     assert_eq!(run.outputs["exit-code"], "2");
     assert!(run.summary.contains("INVALID"), "{}", run.summary);
-    let gate = run.step("gate");
-    // The server's stderr reaches the log, and its workflow command stays text.
+    // The server runs in the export step (which holds no token): its stderr reaches that
+    // step's log, and its workflow command stays text.
+    let export = run.step("export");
     assert!(
-        gate.log.contains("cannot load the tool registry"),
+        export.log.contains("cannot load the tool registry"),
         "{}",
-        gate.log
+        export.log
     );
     assert!(
-        gate.log.contains("::warning title=injected::"),
+        export.log.contains("::warning title=injected::"),
         "{}",
-        gate.log
+        export.log
+    );
+    // The scoring step says why it is INVALID.
+    assert!(
+        run.step("gate").log.contains("INVALID: "),
+        "{}",
+        run.step("gate").log
     );
     assert!(
         !run.annotations.iter().any(|a| a.title == "injected"),
@@ -1197,6 +1204,59 @@ fn the_token_reaches_only_the_judge_and_never_the_log() {
     }
     // The token was given, so no fork hint.
     assert!(!log.contains("No Claude Code token reached"), "{log}");
+}
+
+#[test]
+fn issue_12_item_1_the_token_step_starts_no_server() {
+    const TOKEN: &str = "sk-ant-oat01-action-split-token-value";
+    let fixtures = Fixtures::new();
+    let workspace = fixtures.clone("worse");
+    let claude = FakeClaude::new(false);
+    let t = temp();
+    let args = format!("--spec-url '{}'", refused_url("/README.md"));
+    let mut job = pull_request_job(
+        &workspace,
+        t.path(),
+        &[("token", TOKEN), ("args", &args)],
+        &refused_url(""),
+    );
+    job.env
+        .insert("TDQS_GATE_CLAUDE_DIR".to_string(), claude.path());
+    let run = runner::run(&job);
+    let log = run.log();
+    assert_consistent(&run, "invalid", 2);
+    // The pull request's code runs in the export step, which holds no token.
+    let export = run.step("export");
+    assert!(export.env.values().all(|v| !v.contains(TOKEN)), "{log}");
+    assert!(export.log.contains("tdqs-gate export (base)"), "{log}");
+    assert!(export.log.contains("tdqs-gate export (head)"), "{log}");
+    assert_eq!(
+        export.log.matches("tdqs-gate: exported ").count(),
+        2,
+        "both servers ran in the export step:\n{log}"
+    );
+    // The step with the token scores the two files: with both sides given as export files the
+    // gate starts no server (and no revision or server flag reaches it).
+    let gate = run.step("gate");
+    assert!(gate.env.values().any(|v| v.contains(TOKEN)));
+    let command = gate
+        .log
+        .lines()
+        .find(|l| l.starts_with("tdqs-gate action: tdqs-gate "))
+        .unwrap_or_else(|| panic!("no command line:\n{log}"));
+    assert!(command.contains(" --base-export="), "{command}");
+    assert!(command.contains(" --head-export="), "{command}");
+    for flag in [
+        " --base=",
+        " --head ",
+        " --head=",
+        " --command",
+        " --server",
+    ] {
+        assert!(!command.contains(flag), "{flag} in {command}");
+    }
+    // The judge still ran with the token (the run stops at the unreachable specification).
+    assert!(!claude.runs().is_empty(), "{log}");
 }
 
 #[test]

@@ -14,5 +14,6 @@ mod lint;
 mod loopback;
 mod real_servers;
 mod revision;
+mod security;
 mod spec;
 mod support;

@@ -153,7 +153,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from_output(output: Output, report_dir: PathBuf) -> Run {
+    pub fn from_output(output: Output, report_dir: PathBuf) -> Run {
         Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -1,0 +1,229 @@
+//! Process-wide defences, set up before the gate starts any child (see docs/security.md).
+//!
+//! - The gate makes itself non-dumpable (Linux `PR_SET_DUMPABLE` 0): `/proc/<gate pid>/environ`,
+//!   `mem`, `maps` and friends become owned by root and unreadable to a same-user child, and such
+//!   a child cannot `ptrace` the gate. The servers already start from an empty environment; this
+//!   closes the back door through `/proc`. (macOS has no `/proc`; another process's environment
+//!   is read there with `sysctl(KERN_PROCARGS2)`, which macOS allows for any process of the same
+//!   user: see docs/security.md for what that means.)
+//! - The gate becomes a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`): a server or setup
+//!   command that detaches (`setsid` plus a double fork) is re-parented to the gate instead of to
+//!   init, so [`end_orphans`] finds it and ends it when the run is over.
+//! - The values of credential variables in the gate's own environment are registered with
+//!   [`tdqs_core::redact`], so that text a server or judge prints (stderr tails, tool texts in
+//!   reports, error messages) never carries them, whichever way the server got hold of them.
+
+/// Exact names of credentials the gate may hold (CI tokens, judge keys, cloud keys).
+const KNOWN_CREDENTIALS: [&str; 12] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "NPM_TOKEN",
+];
+
+/// Words that make a variable name a credential's: `X_TOKEN`, `MY_API_KEY`, `DB_PASSWORD`.
+const CREDENTIAL_WORDS: [&str; 13] = [
+    "TOKEN",
+    "SECRET",
+    "SECRETS",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "KEY",
+    "APIKEY",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "PAT",
+    "PRIVATE",
+    "COOKIE",
+];
+
+/// Name endings whose values are locations or settings, not secrets (`SSH_AUTH_SOCK`,
+/// `GPG_KEY_FILE`, `TOKEN_URL`): masking them would garble paths in every message.
+const NOT_SECRET_SUFFIXES: [&str; 6] = ["_SOCK", "_FILE", "_PATH", "_DIR", "_URL", "_ID"];
+
+/// Whether the variable `name` holds a credential, by the rule documented in docs/security.md:
+/// a known credential name; any name containing `PASSWORD`, `SECRET` or `TOKEN`, or ending in
+/// `KEY`; any name with one of [`CREDENTIAL_WORDS`] as an `_`-separated word; all `AWS_*` names
+/// that are not plainly settings — except names ending in a location-like suffix
+/// (`_SOCK`, `_FILE`, `_PATH`, `_DIR`, `_URL`, `_ID`; `AWS_ACCESS_KEY_ID` is masked anyway).
+pub fn is_credential_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    if KNOWN_CREDENTIALS.contains(&upper.as_str()) {
+        return true;
+    }
+    if NOT_SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s)) {
+        return false;
+    }
+    upper.contains("PASSWORD")
+        || upper.contains("SECRET")
+        || upper.contains("TOKEN")
+        || upper.ends_with("KEY")
+        || upper
+            .split('_')
+            .any(|word| CREDENTIAL_WORDS.contains(&word))
+}
+
+/// Registers the value of every credential variable in the gate's environment for masking.
+/// Returns the names registered (never the values).
+pub fn register_environment_credentials() -> Vec<String> {
+    let mut names = Vec::new();
+    for (name, value) in std::env::vars_os() {
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        if is_credential_name(name) && !value.trim().is_empty() {
+            tdqs_core::redact::register_secret(value);
+            names.push(name.to_string());
+        }
+    }
+    names.sort();
+    names
+}
+
+/// The defences of this module, in the order they must happen: before any thread or child.
+pub fn at_start() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl with integer arguments only changes flags of this process.
+        unsafe {
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
+    }
+    register_environment_credentials();
+}
+
+/// Whether this process is non-dumpable (Linux; `false` elsewhere).
+pub fn is_non_dumpable() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_GET_DUMPABLE only reads a flag.
+        unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Ends every process left running below the gate once a run is over: descendants that detached
+/// from their server's process group (`setsid`) and were re-parented to the gate as subreaper.
+/// Zombies are reaped. Returns a description of each process that had to be killed, for a
+/// warning; empty when nothing was left (always on systems without subreapers).
+pub fn end_orphans() -> Vec<String> {
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let mut killed = Vec::new();
+        let me = std::process::id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        loop {
+            let children = children_of(me);
+            if children.is_empty() || std::time::Instant::now() > deadline {
+                break;
+            }
+            for (pid, zombie) in children {
+                if !zombie {
+                    let command = crate::platform::ownership::command_line(pid);
+                    // SAFETY: kill(2) on a process whose parent is this process.
+                    if unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) } == 0 {
+                        killed.push(format!("pid {pid} ({command})"));
+                    }
+                }
+                let mut status = 0;
+                // SAFETY: reaps one child of this process if it has exited; never blocks.
+                unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        killed.sort();
+        killed.dedup();
+        killed
+    }
+}
+
+/// Direct children of `parent` as `(pid, is_zombie)`, read from `/proc`.
+#[cfg(target_os = "linux")]
+fn children_of(parent: u32) -> Vec<(u32, bool)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may contain spaces and parentheses.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("");
+        let ppid: u32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        if ppid == parent {
+            out.push((pid, state == "Z" || state == "X"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_names_are_recognised_and_locations_are_not() {
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "ACTIONS_RUNTIME_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "AWS_ACCESS_KEY_ID",
+            "DB_PASSWORD",
+            "MYSQL_ROOT_PASSWORD",
+            "STRIPE_SECRET",
+            "HF_APITOKEN",
+            "SIGNING_PRIVATE_PEM",
+            "npm_config__authToken",
+        ] {
+            assert!(is_credential_name(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "SSH_AUTH_SOCK",
+            "KEYBOARD_LAYOUT",
+            "GITHUB_SHA",
+            "GOOGLE_APPLICATION_CREDENTIALS_FILE",
+            "TOKEN_URL",
+            "RUNNER_TEMP",
+            "PATHEXT",
+        ] {
+            assert!(!is_credential_name(name), "{name}");
+        }
+    }
+}
