@@ -457,3 +457,48 @@ fn issue_12_item_3_a_base_whose_worktree_vanished_is_invalid_not_pass() {
         run.describe()
     );
 }
+
+#[test]
+fn issue_12_item_6_only_abandoned_temp_folders_with_the_gates_marker_are_removed() {
+    let setup = Setup::new(&base_tools());
+    let tmp = setup.work().join("tmp-leftovers");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let folder = |name: &str| {
+        let path = tmp.join(name);
+        std::fs::create_dir_all(path.join("work")).unwrap();
+        std::fs::write(path.join("work/file"), "x").unwrap();
+        path
+    };
+    // A judge call and a server home of a killed run: the gate's marker, nobody holds it.
+    let judge = folder("tdqs-judge-abandoned");
+    drop(tdqs_gate::ownership::claim(&judge, "").unwrap());
+    let home = folder("tdqs-gate-home-abandoned");
+    drop(tdqs_gate::ownership::claim(&home, "").unwrap());
+    // One still held by a running gate (this test process stands in for it).
+    let held = folder("tdqs-judge-held");
+    let claim = tdqs_gate::ownership::claim(&held, "").unwrap();
+    // Named like the gate's, but nothing proves it: someone else's.
+    let foreign = folder("tdqs-judge-foreign");
+
+    let output = setup
+        .command(
+            &[
+                "export".to_string(),
+                "--command".to_string(),
+                format!("{FAKE_SERVER} --tools {{root}}/tools.json"),
+            ],
+            &tmp,
+        )
+        .output()
+        .unwrap();
+    let run = Run::from_output(output, PathBuf::new());
+    run.assert_code(0);
+    assert!(!judge.exists(), "{}", run.describe());
+    assert!(!home.exists(), "{}", run.describe());
+    assert!(held.join("work/file").exists(), "a held folder was removed");
+    assert!(
+        foreign.join("work/file").exists(),
+        "a folder without marker was removed"
+    );
+    drop(claim);
+}
