@@ -177,7 +177,10 @@ impl Config {
     }
 
     /// `Err(None)`: there is no such file.
-    fn read(path: &Path, links: crate::safe_file::Links) -> std::result::Result<Config, Option<Error>> {
+    fn read(
+        path: &Path,
+        links: crate::safe_file::Links,
+    ) -> std::result::Result<Config, Option<Error>> {
         use crate::safe_file::{read_regular, ReadError};
         let bytes = match read_regular(path, links, MAX_CONFIG_BYTES) {
             Ok(bytes) => bytes,
@@ -194,8 +197,11 @@ impl Config {
         };
         let text = String::from_utf8(bytes).map_err(|_| {
             Some(
-                Error::new(Stage::Config, format!("{} is not UTF-8 text", path.display()))
-                    .with_advice("make the file readable UTF-8 text, or remove it"),
+                Error::new(
+                    Stage::Config,
+                    format!("{} is not UTF-8 text", path.display()),
+                )
+                .with_advice("make the file readable UTF-8 text, or remove it"),
             )
         })?;
         Config::parse(&text, path).map_err(Some)

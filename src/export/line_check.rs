@@ -83,8 +83,7 @@ fn hex4(line: &[u8], at: usize) -> Option<u32> {
 /// the server's broken answer, not a log line to skip).
 pub fn looks_like_message(line: &[u8]) -> bool {
     let trimmed = line.trim_ascii_start();
-    (trimmed.starts_with(b"{") || trimmed.starts_with(b"["))
-        && contains(line, b"\"jsonrpc\"")
+    (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && contains(line, b"\"jsonrpc\"")
 }
 
 /// What is wrong with a message line that does not parse, in words.

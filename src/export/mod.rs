@@ -2,9 +2,9 @@
 //! `tools/list` through every page, and keep every tool object exactly as received.
 
 pub mod client;
-pub mod launch;
 pub mod command_secrets;
 pub mod json_keys;
+pub mod launch;
 pub mod line_check;
 pub mod model;
 pub mod process;

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use crate::decide::{self, Next, PairMeans};
 use crate::error::{Error, Stage};
 use crate::exit::Verdict;
+use crate::judge::static_judge::StaticJudge;
+use crate::judge::Judge;
 use crate::report::Report;
 use crate::score::arith::Weights;
 use crate::score::results::SideScore;
-use crate::judge::static_judge::StaticJudge;
-use crate::judge::Judge;
 use crate::score::side::{NoProgress, Progress, ProgressEvent, Scorer};
 use crate::spec::pins::Pins;
 

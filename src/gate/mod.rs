@@ -174,7 +174,7 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
                 written: None,
                 error: Some(e),
                 report_error: None,
-            }
+            };
         }
     };
     let mut draft = Draft {

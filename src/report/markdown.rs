@@ -98,8 +98,7 @@ pub fn render(report: &Report) -> String {
                 ("changed", &changes.changed),
             ] {
                 if !names.is_empty() {
-                    let list: Vec<String> =
-                        names.iter().map(|n| code(n)).collect();
+                    let list: Vec<String> = names.iter().map(|n| code(n)).collect();
                     let _ = writeln!(out, "- {what}: {}", list.join(", "));
                 }
             }

@@ -33,7 +33,12 @@ pub fn text(s: &str) -> String {
                 out.push(':');
                 out.push(BREAK);
             }
-            '.' if i >= 3 && chars[i - 3..i].iter().collect::<String>().eq_ignore_ascii_case("www") => {
+            '.' if i >= 3
+                && chars[i - 3..i]
+                    .iter()
+                    .collect::<String>()
+                    .eq_ignore_ascii_case("www") =>
+            {
                 out.push(BREAK);
                 out.push('.');
             }
@@ -87,7 +92,9 @@ mod tests {
 
     #[test]
     fn prose_cannot_link_embed_or_break_out() {
-        let t = text("[x](https://evil.example) ![i](http://e/i.png) <img src=x> | a\nb @team www.e.com");
+        let t = text(
+            "[x](https://evil.example) ![i](http://e/i.png) <img src=x> | a\nb @team www.e.com",
+        );
         assert!(!t.contains("](") || t.contains("\\]("), "{t}");
         assert!(t.contains("\\[x\\]"));
         assert!(t.contains("\\<img"));

@@ -126,7 +126,13 @@ fn staged(dir: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
     })?;
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| Error::io(Stage::Report, format!("cannot write in {}", dir.display()), e))?;
+        .map_err(|e| {
+            Error::io(
+                Stage::Report,
+                format!("cannot write in {}", dir.display()),
+                e,
+            )
+        })?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

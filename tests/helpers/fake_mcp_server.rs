@@ -475,8 +475,10 @@ impl Server {
                 "lone-surrogate" => br#""cut \ud83d","inputSchema":{"type":"object"}"#,
                 other => fail(&format!("unknown --raw {other}")),
             };
-            let mut line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"a","description":"#)
-                .into_bytes();
+            let mut line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"a","description":"#
+            )
+            .into_bytes();
             line.extend_from_slice(description);
             line.extend_from_slice(b"}]}}\n");
             let mut lock = self.out.lock();

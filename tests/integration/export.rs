@@ -1162,15 +1162,19 @@ fn issue_12_item_13_a_broken_answer_is_named_at_once_not_after_the_timeout() {
             error.render()
         );
         assert!(error.cause.contains(cause), "{raw}: {}", error.render());
-        assert!(!error.cause.contains("did not answer"), "{}", error.render());
+        assert!(
+            !error.cause.contains("did not answer"),
+            "{}",
+            error.render()
+        );
     }
 }
 
 #[test]
 fn issue_12_item_13_a_lone_surrogate_becomes_a_replacement_character_with_a_warning() {
     let case = Case::new();
-    let listing = run(&case.fake(&["--mode", "raw-answer", "--raw", "lone-surrogate"]))
-        .expect("listing");
+    let listing =
+        run(&case.fake(&["--mode", "raw-answer", "--raw", "lone-surrogate"])).expect("listing");
     assert_eq!(listing.tools[0]["description"], "cut \u{FFFD}");
     assert!(
         listing.warnings.iter().any(|w| w.contains("U+FFFD")),
@@ -1182,12 +1186,14 @@ fn issue_12_item_13_a_lone_surrogate_becomes_a_replacement_character_with_a_warn
 #[test]
 fn issue_12_item_14_a_duplicate_answer_is_a_recorded_warning() {
     let case = Case::new();
-    let listing = run(&case.fake(&["--mode", "raw-answer", "--raw", "duplicate"])).expect("listing");
+    let listing =
+        run(&case.fake(&["--mode", "raw-answer", "--raw", "duplicate"])).expect("listing");
     assert!(
         listing
             .warnings
             .iter()
-            .any(|w| w.contains("answered a request more than once") && w.contains("request id(s) 1")),
+            .any(|w| w.contains("answered a request more than once")
+                && w.contains("request id(s) 1")),
         "{:?}",
         listing.warnings
     );

@@ -1326,6 +1326,10 @@ fn issue_12_item_9_forged_pass_is_refused() {
         edit(&mut forged);
         let checked = check(&setup, &write_forged(&setup, &forged));
         checked.assert_code(2);
-        assert!(checked.stderr.contains(expected), "{expected}: {}", checked.describe());
+        assert!(
+            checked.stderr.contains(expected),
+            "{expected}: {}",
+            checked.describe()
+        );
     }
 }

@@ -64,9 +64,11 @@ fn issue_12_item_11_an_invalid_run_replaces_the_previous_report() {
     let report = report_at(&dir);
     assert_eq!(report["decision"], "invalid", "{}", run.describe());
     assert_eq!(report["exitCode"], 2);
-    assert!(std::fs::read_to_string(dir.join("tool-definition-score.md"))
-        .unwrap()
-        .contains("INVALID"));
+    assert!(
+        std::fs::read_to_string(dir.join("tool-definition-score.md"))
+            .unwrap()
+            .contains("INVALID")
+    );
     // A usage error writes no report, and leaves none from before.
     setup.run_raw(&args, dir.clone(), |_| {}).assert_code(0);
     let mut usage = args.clone();
@@ -88,7 +90,11 @@ fn issue_12_item_11_an_unwritable_markdown_leaves_no_json_saying_block() {
         Err(_) => {}
         Ok(text) => panic!("a report was left: {text}\n{}", run.describe()),
     }
-    assert!(run.stderr.contains("tool-definition-score.md"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("tool-definition-score.md"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
@@ -106,7 +112,11 @@ fn issue_12_item_11_a_committed_report_symlink_does_not_redirect_the_report() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("symbolic link"), "{stderr}");
-    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "written through the link");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "written through the link"
+    );
 }
 
 #[test]
@@ -123,7 +133,8 @@ fn issue_12_item_11_a_config_symlink_out_of_the_repository_is_not_read() {
     assert!(!run.stderr.contains("hunter2"), "{}", run.describe());
     assert!(!run.stdout.contains("hunter2"), "{}", run.describe());
     assert!(
-        run.stderr.contains("symbolic link to a file outside the repository"),
+        run.stderr
+            .contains("symbolic link to a file outside the repository"),
         "{}",
         run.describe()
     );
@@ -197,7 +208,12 @@ fn issue_12_item_14_the_default_report_folder_is_at_the_repository_root() {
         .current_dir(&sub)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(setup
         .repo
         .path
@@ -221,7 +237,9 @@ fn issue_12_item_7_outside_text_is_escaped_in_markdown() {
     let causes = report.causes.as_mut().unwrap();
     causes.tools[0].tool = name.to_string();
     causes.tools[0].dimensions[0].justification = prose.to_string();
-    report.warnings.push(format!("head: server stdout: {prose}"));
+    report
+        .warnings
+        .push(format!("head: server stdout: {prose}"));
     report.reason = prose.to_string();
     let md = tdqs_gate::report::markdown::render(&report);
     // The name sits whole in a code span whose fence is longer than its backticks.
@@ -229,7 +247,14 @@ fn issue_12_item_7_outside_text_is_escaped_in_markdown() {
     // Outside code spans, nothing from outside is live Markdown or HTML.
     let prose = outside_code_spans(&md);
     let mut rest = prose.clone();
-    for tag in ["<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>"] {
+    for tag in [
+        "<details>",
+        "</details>",
+        "<summary>",
+        "</summary>",
+        "<sub>",
+        "</sub>",
+    ] {
         rest = rest.replace(tag, "");
     }
     let chars: Vec<char> = rest.chars().collect();
@@ -238,7 +263,9 @@ fn issue_12_item_7_outside_text_is_escaped_in_markdown() {
             assert!(
                 i > 0 && chars[i - 1] == '\\',
                 "unescaped `{c}` at {i}: {}\n{md}",
-                chars[i.saturating_sub(30)..(i + 30).min(chars.len())].iter().collect::<String>()
+                chars[i.saturating_sub(30)..(i + 30).min(chars.len())]
+                    .iter()
+                    .collect::<String>()
             );
         }
     }
@@ -301,14 +328,26 @@ fn issue_12_item_10_out_of_range_numbers_and_a_non_object_capabilities_are_refus
         ("--call-timeout", "18446744073709551615", "1..=14400"),
         ("--concurrency", "18446744073709551615", "from 1 to 256"),
         ("--concurrency", "0", "from 1 to 256"),
-        ("--capabilities", "[1,2]", "must be a JSON object, not an array"),
-        ("--max-message-bytes", "18446744073709551615", "from 1024 (1 KiB)"),
+        (
+            "--capabilities",
+            "[1,2]",
+            "must be a JSON object, not an array",
+        ),
+        (
+            "--max-message-bytes",
+            "18446744073709551615",
+            "from 1024 (1 KiB)",
+        ),
     ] {
         let mut args = static_args(&dir);
         args.extend([flag.to_string(), value.to_string()]);
         let run = setup.run_raw(&args, dir.clone(), |_| {});
         run.assert_code(2);
-        assert!(run.stderr.contains(says), "{flag} {value}: {}", run.describe());
+        assert!(
+            run.stderr.contains(says),
+            "{flag} {value}: {}",
+            run.describe()
+        );
         assert!(!run.stderr.contains("panicked"), "{}", run.describe());
     }
 }
@@ -321,8 +360,16 @@ fn issue_12_item_13_the_message_size_limit_is_a_flag_and_a_config_key() {
     args.extend(["--max-message-bytes".to_string(), "1024".to_string()]);
     let run = setup.run_raw(&args, dir.clone(), |_| {});
     run.assert_code(2);
-    assert!(run.stderr.contains("longer than the limit of 1024 bytes"), "{}", run.describe());
-    assert!(run.stderr.contains("--max-message-bytes"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("longer than the limit of 1024 bytes"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("--max-message-bytes"),
+        "{}",
+        run.describe()
+    );
 
     // The same limit from tdqs-gate.toml (read from the head's tree).
     setup.repo.write(
@@ -331,14 +378,22 @@ fn issue_12_item_13_the_message_size_limit_is_a_flag_and_a_config_key() {
     );
     let run = setup.run_raw(&static_args(&dir), dir.clone(), |_| {});
     run.assert_code(2);
-    assert!(run.stderr.contains("longer than the limit of 1024 bytes"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("longer than the limit of 1024 bytes"),
+        "{}",
+        run.describe()
+    );
     setup.repo.write(
         "tdqs-gate.toml",
         "[server]\ncommand = \"python3 {root}/server.py\"\nmax-message-bytes = 12\n",
     );
     let run = setup.run_raw(&static_args(&dir), dir.clone(), |_| {});
     run.assert_code(2);
-    assert!(run.stderr.contains("`max-message-bytes` is 12"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("`max-message-bytes` is 12"),
+        "{}",
+        run.describe()
+    );
     // A larger limit on the command line wins over the file's.
     setup.repo.write(
         "tdqs-gate.toml",
@@ -368,7 +423,12 @@ fn issue_12_item_15_credentials_typed_into_the_command_are_masked() {
     let json = std::fs::read_to_string(dir.join("tool-definition-score.json")).unwrap();
     let md = std::fs::read_to_string(dir.join("tool-definition-score.md")).unwrap();
     for secret in secrets {
-        for (what, text) in [("json", &json), ("md", &md), ("stderr", &run.stderr), ("stdout", &run.stdout)] {
+        for (what, text) in [
+            ("json", &json),
+            ("md", &md),
+            ("stderr", &run.stderr),
+            ("stdout", &run.stdout),
+        ] {
             assert!(!text.contains(secret), "{secret} in the {what}");
         }
     }

@@ -1309,7 +1309,9 @@ async fn issue_12_item_8_absurd_retry_after_headers_neither_panic_nor_stall() {
     ];
     let mut responses: Vec<StubResponse> = absurd
         .iter()
-        .map(|(name, value)| anthropic_error(429, "rate_limit_error", "slow down").header(name, value))
+        .map(|(name, value)| {
+            anthropic_error(429, "rate_limit_error", "slow down").header(name, value)
+        })
         .collect();
     responses.push(StubResponse::json(200, &answer_message("{}")));
     let stub = messages_stub(responses).await;
