@@ -966,9 +966,25 @@ fn read_manifest(root: &Path) -> Result<Option<Manifest>> {
         if !path.is_file() {
             continue;
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            Error::io(Stage::Config, format!("cannot read {}", path.display()), e)
-                .with_advice("make the manifest readable UTF-8 JSON")
+        // Regular files only, opened without blocking: a FIFO swapped in must not hang the gate.
+        let bytes = crate::platform::safe_file::read_regular(
+            &path,
+            crate::platform::safe_file::Links::Follow,
+            16 << 20,
+        )
+        .map_err(|e| {
+            Error::new(
+                Stage::Config,
+                format!("cannot read {}: {e}", path.display()),
+            )
+            .with_advice("make the manifest a regular file of UTF-8 JSON")
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::new(
+                Stage::Config,
+                format!("{} is not UTF-8 text", path.display()),
+            )
+            .with_advice("make the manifest readable UTF-8 JSON")
         })?;
         return parse_manifest(file, &text).map(|servers| Some((file.to_string(), servers)));
     }

@@ -860,12 +860,12 @@ fn ctrl_c_while_a_server_hangs_is_invalid_and_leaves_nothing_running() {
     let gate_pid = running.pid;
     // Both sides' servers run at once.
     let started = wait_for(Duration::from_secs(60), || {
-        std::fs::read_dir(&pids).unwrap().count() == 2
+        crate::support::written_pid_files(&pids).len() == 2
     });
     assert!(started, "the servers did not start");
     let mut processes = Vec::new();
-    for entry in std::fs::read_dir(&pids).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+    for path in crate::support::written_pid_files(&pids) {
+        let text = std::fs::read_to_string(path).unwrap();
         processes.extend(text.split(' ').map(|p| p.parse::<i64>().unwrap()));
     }
     assert!(processes.iter().all(|p| alive(*p)));

@@ -240,13 +240,13 @@ fn gate_with_hanging_servers(setup: &Setup, tmp: &Path) -> (std::process::Child,
         .spawn()
         .unwrap();
     let started = wait_for(Duration::from_secs(60), || {
-        std::fs::read_dir(&pids).unwrap().count() == 2
+        crate::support::written_pid_files(&pids).len() == 2
     });
     assert!(started, "the servers did not start");
-    let servers: Vec<i64> = std::fs::read_dir(&pids)
-        .unwrap()
-        .map(|e| {
-            std::fs::read_to_string(e.unwrap().path())
+    let servers: Vec<i64> = crate::support::written_pid_files(&pids)
+        .into_iter()
+        .map(|path| {
+            std::fs::read_to_string(path)
                 .unwrap()
                 .trim()
                 .parse()
@@ -471,12 +471,12 @@ fn issue_12_item_6_only_abandoned_temp_folders_with_the_gates_marker_are_removed
     };
     // A judge call and a server home of a killed run: the gate's marker, nobody holds it.
     let judge = folder("tdqs-judge-abandoned");
-    drop(tdqs_gate::ownership::claim(&judge, "").unwrap());
+    drop(tdqs_gate::platform::ownership::claim(&judge, "").unwrap());
     let home = folder("tdqs-gate-home-abandoned");
-    drop(tdqs_gate::ownership::claim(&home, "").unwrap());
+    drop(tdqs_gate::platform::ownership::claim(&home, "").unwrap());
     // One still held by a running gate (this test process stands in for it).
     let held = folder("tdqs-judge-held");
-    let claim = tdqs_gate::ownership::claim(&held, "").unwrap();
+    let claim = tdqs_gate::platform::ownership::claim(&held, "").unwrap();
     // Named like the gate's, but nothing proves it: someone else's.
     let foreign = folder("tdqs-judge-foreign");
 

@@ -3,3 +3,13 @@
 #![allow(dead_code)]
 
 pub mod gitrepo;
+
+/// The pid files the fake server has finished writing in `dir`. It writes `NAME.tmp` and renames
+/// it to `NAME`, so a `.tmp` entry is one still being written and is not counted.
+pub fn written_pid_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_none_or(|ext| ext != "tmp"))
+        .collect()
+}
