@@ -13,8 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
         Without a subcommand, runs the gate: exports the tools/list of the base and of the head, \
         and when they differ scores both with the pinned TDQS v1.3 judge and decides.\n\n\
         Exit codes: 0 PASS, 1 BLOCK, 2 INVALID (any error).",
-    args_conflicts_with_subcommands = true,
-    subcommand_negates_reqs = true
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -37,6 +36,10 @@ pub enum Command {
     Lint(LintArgs),
     /// Install a git pre-push hook that runs the gate against the upstream branch.
     InstallHook(HookArgs),
+    /// Re-check a saved report against the current exports, with no model call (`--check`).
+    Check(CheckArgs),
+    /// Score a registry capture N times and write calibration.json (`--calibrate`).
+    Calibrate(CalibrateArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -148,13 +151,42 @@ pub struct OutputArgs {
     pub quiet: bool,
 }
 
+/// The gate: the sides, where the report goes, and the two other modes of the same command
+/// line (`--check`, `--calibrate`), kept for the documented usage.
 #[derive(Debug, Clone, Args, Default)]
 pub struct GateArgs {
+    #[command(flatten)]
+    pub sides: SidesArgs,
+    /// Re-check a saved report against the current exports, with no model call (the same as
+    /// `tdqs-gate check REPORT`).
+    #[arg(long, value_name = "REPORT")]
+    pub check: Option<PathBuf>,
+    /// Score a registry capture N times and write calibration.json (see docs/calibration.md; the
+    /// same as `tdqs-gate calibrate CAPTURE`).
+    #[arg(
+        long,
+        value_name = "CAPTURE",
+        conflicts_with_all = ["check", "base", "head", "base_export", "head_export"]
+    )]
+    pub calibrate: Option<PathBuf>,
+    /// Runs for --calibrate [default: 3].
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "calibrate",
+        conflicts_with_all = ["check", "base", "head", "base_export", "head_export"]
+    )]
+    pub runs: Option<usize>,
+}
+
+/// The two sides of a comparison and how they are scored.
+#[derive(Debug, Clone, Args, Default)]
+pub struct SidesArgs {
     /// The revision to compare against, e.g. origin/master.
-    #[arg(long, value_name = "REV", required_unless_present_any = ["check", "base_export", "calibrate"])]
+    #[arg(long, value_name = "REV", conflicts_with = "base_export")]
     pub base: Option<String>,
     /// The head revision (default: the working tree as it is, uncommitted changes included).
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", conflicts_with = "head_export")]
     pub head: Option<String>,
     /// Use this export file as the base instead of starting a server.
     #[arg(long, value_name = "FILE")]
@@ -166,24 +198,38 @@ pub struct GateArgs {
     /// the current folder outside a repository).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Re-check a saved report against the current exports, with no model call.
-    #[arg(long, value_name = "REPORT")]
-    pub check: Option<PathBuf>,
     /// Score every question on both sides, even when identical (as the reference gate does).
     #[arg(long)]
     pub independent_sides: bool,
-    /// Score a registry capture N times and write calibration.json (see docs/calibration.md).
-    #[arg(long, value_name = "CAPTURE")]
-    pub calibrate: Option<PathBuf>,
-    /// Runs for --calibrate.
-    #[arg(long, value_name = "N", default_value_t = 3, requires = "calibrate")]
-    pub runs: usize,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
     pub judge: JudgeArgs,
+}
+
+/// `tdqs-gate check REPORT`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// The saved report (tool-definition-score.json) to re-check.
+    #[arg(value_name = "REPORT")]
+    pub report: PathBuf,
+    #[command(flatten)]
+    pub sides: SidesArgs,
+}
+
+/// `tdqs-gate calibrate CAPTURE`.
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// The registry capture to score (see docs/calibration.md).
+    #[arg(value_name = "CAPTURE")]
+    pub capture: PathBuf,
+    /// How many times the capture is scored.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub runs: usize,
+    #[command(flatten)]
+    pub sides: SidesArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -295,5 +341,75 @@ pub fn parse_size_limit(text: &str) -> Result<usize, String> {
         _ => Err(format!(
             "must be a number of bytes from {MIN_SIZE_LIMIT} (1 KiB) to {MAX_SIZE_LIMIT} (1 GiB)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("tdqs-gate").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn exclusive_flags_are_refused_by_the_parser() {
+        for args in [
+            &["--base", "main", "--base-export", "b.json"][..],
+            &[
+                "--base",
+                "main",
+                "--head",
+                "HEAD",
+                "--head-export",
+                "h.json",
+            ],
+            &["--calibrate", "c.json", "--check", "r.json"],
+            &["--calibrate", "c.json", "--base", "main"],
+            &["--runs", "5", "--base", "main"],
+        ] {
+            let err = parse(args).expect_err(&format!("{args:?} must be refused"));
+            assert!(
+                matches!(
+                    err.kind(),
+                    clap::error::ErrorKind::ArgumentConflict
+                        | clap::error::ErrorKind::MissingRequiredArgument
+                ),
+                "{args:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn check_and_calibrate_are_subcommands_and_flags() {
+        let cli = parse(&["check", "r.json", "--judge", "static"]).unwrap();
+        match cli.command {
+            Some(Command::Check(args)) => {
+                assert_eq!(args.report, PathBuf::from("r.json"));
+                assert_eq!(args.sides.judge.judge, JudgeKind::Static);
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = parse(&["--check", "r.json"]).unwrap();
+        assert_eq!(cli.gate.check, Some(PathBuf::from("r.json")));
+
+        let cli = parse(&["calibrate", "c.json", "--runs", "5"]).unwrap();
+        match cli.command {
+            Some(Command::Calibrate(args)) => {
+                assert_eq!(args.capture, PathBuf::from("c.json"));
+                assert_eq!(args.runs, 5);
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = parse(&["--calibrate", "c.json", "--runs", "5"]).unwrap();
+        assert_eq!(cli.gate.calibrate, Some(PathBuf::from("c.json")));
+        assert_eq!(cli.gate.runs, Some(5));
     }
 }

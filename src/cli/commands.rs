@@ -23,6 +23,23 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
         Some(Command::Score(args)) => score_command(args, verbosity).await,
         Some(Command::Lint(args)) => lint_command(args, verbosity).await,
         Some(Command::InstallHook(args)) => install_hook_command(args),
+        Some(Command::Check(args)) => {
+            let gate = GateArgs {
+                sides: args.sides,
+                check: Some(args.report),
+                ..GateArgs::default()
+            };
+            gate_command(gate, verbosity).await
+        }
+        Some(Command::Calibrate(args)) => {
+            let gate = GateArgs {
+                sides: args.sides,
+                calibrate: Some(args.capture),
+                runs: Some(args.runs),
+                ..GateArgs::default()
+            };
+            gate_command(gate, verbosity).await
+        }
     };
     match result {
         Ok(verdict) => verdict,
@@ -96,7 +113,7 @@ fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
     })
 }
 
-fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
+fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
     let base = match (&args.base_export, &args.base) {
         (Some(file), None) => SideSource::ExportFile(file.clone()),
         (None, Some(rev)) => SideSource::Revision(rev.clone()),
@@ -141,25 +158,29 @@ fn say(verbosity: Verbosity, text: &str) {
 async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     let progress = Arc::new(StderrProgress::new(verbosity));
     if let Some(report) = &args.check {
-        let opts = gate_options_for_check(&args)?;
+        let opts = gate_options_for_check(&args.sides)?;
         let outcome = gate::check::run(report, &opts, progress.clone()).await;
         progress.finish();
         return Ok(print_outcome(outcome, verbosity));
     }
+    if args.runs.is_some() && args.calibrate.is_none() {
+        return Err(Error::usage("--runs goes with --calibrate")
+            .with_advice("pass --calibrate CAPTURE --runs N, or drop --runs"));
+    }
     if let Some(capture) = &args.calibrate {
         let opts = crate::calibrate::CalibrateOptions {
             capture: capture.clone(),
-            runs: args.runs,
-            judge: judge_options(&args.judge)?,
-            report_dir: report_dir(&args),
+            runs: args.runs.unwrap_or(3),
+            judge: judge_options(&args.sides.judge)?,
+            report_dir: report_dir(&args.sides),
         };
         let done = crate::calibrate::run(&opts, progress.clone()).await;
         progress.finish();
         return crate::calibrate::print_summary(&done?, &mut std::io::stdout());
     }
-    let opts = gate_options(&args).inspect_err(|_| {
+    let opts = gate_options(&args.sides).inspect_err(|_| {
         // A refused run writes no report; an earlier one must not stand in for it.
-        crate::report::write::remove_stale(&report_dir(&args));
+        crate::report::write::remove_stale(&report_dir(&args.sides));
     })?;
     let outcome = gate::run(&opts, progress.clone()).await;
     progress.finish();
@@ -168,7 +189,7 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
 
 /// `--report-dir`, else `.tool-definition-score` at the root of the repository around `--repo`
 /// (or the current folder), else in the current folder when there is no repository.
-fn report_dir(args: &GateArgs) -> PathBuf {
+fn report_dir(args: &SidesArgs) -> PathBuf {
     if let Some(dir) = &args.report_dir {
         return dir.clone();
     }
@@ -186,7 +207,7 @@ fn report_dir(args: &GateArgs) -> PathBuf {
 const DEFAULT_REPORT_DIR: &str = ".tool-definition-score";
 
 /// `--check` takes the sides from the saved report unless given explicitly.
-fn gate_options_for_check(args: &GateArgs) -> Result<GateOptions, Error> {
+fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
     let mut opts = GateOptions {
         repo: args.repo.repo.clone(),
         base: SideSource::WorkingTree,
