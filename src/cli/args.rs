@@ -165,6 +165,14 @@ pub struct GateArgs {
     /// Score every question on both sides, even when identical (as the reference gate does).
     #[arg(long)]
     pub independent_sides: bool,
+    /// The decision rule: noise-aware (default; see docs/decision.md) or reference (the
+    /// reference gate's rule exactly). Overrides the pins' `confirmation.rule`.
+    #[arg(long, value_enum, value_name = "RULE")]
+    pub decision_rule: Option<DecisionRuleArg>,
+    /// Per-tool guard of the noise-aware rule: a tool whose TDQS falls by at least this much
+    /// (median of three pairs, beyond its noise) BLOCKs [default: 0.5, or `[decision] tool-drop`].
+    #[arg(long, value_name = "TDQS")]
+    pub tool_drop: Option<f64>,
     /// Score a registry capture N times and write calibration.json (see docs/calibration.md).
     #[arg(long, value_name = "CAPTURE")]
     pub calibrate: Option<PathBuf>,
@@ -250,9 +258,10 @@ pub struct LintArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct HookArgs {
-    /// The revision the hook compares against.
-    #[arg(long, value_name = "REV", default_value = "origin/master")]
-    pub base: String,
+    /// The revision the hook compares against [default: origin/master where it exists,
+    /// otherwise the remote's default branch, origin/HEAD].
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
     /// Block the push on INVALID too (default: warn and let it through).
     #[arg(long)]
     pub strict: bool,
@@ -264,4 +273,20 @@ pub struct HookArgs {
     pub force: bool,
     #[command(flatten)]
     pub repo: RepoArgs,
+}
+
+/// `--decision-rule` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecisionRuleArg {
+    NoiseAware,
+    Reference,
+}
+
+impl From<DecisionRuleArg> for crate::decide::DecisionRule {
+    fn from(a: DecisionRuleArg) -> Self {
+        match a {
+            DecisionRuleArg::NoiseAware => crate::decide::DecisionRule::NoiseAware,
+            DecisionRuleArg::Reference => crate::decide::DecisionRule::Reference,
+        }
+    }
 }

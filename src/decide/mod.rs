@@ -4,6 +4,8 @@
 //! up once). One pair decides when the head holds; a drop on the first pair is confirmed by two
 //! more pairs, comparing the median of the base's means with the median of the head's.
 
+pub mod noise;
+
 use serde::{Deserialize, Serialize};
 
 use crate::exit::Verdict;
@@ -22,6 +24,36 @@ impl Default for ConfirmationRule {
         ConfirmationRule {
             initial_pairs: 1,
             confirmation_pairs_on_drop: 2,
+        }
+    }
+}
+
+/// Which rule decides. Both keep the pinned shape: one pair, two confirmation pairs on a drop,
+/// the median per side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DecisionRule {
+    /// The default: changed tools only carry noise, a tolerance from the run's own spread, and
+    /// the per-tool guard ([`noise`]).
+    #[default]
+    NoiseAware,
+    /// The reference rule exactly: the rounded means, every question re-asked, no guard.
+    Reference,
+}
+
+impl DecisionRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionRule::NoiseAware => "noise-aware",
+            DecisionRule::Reference => "reference",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "noise-aware" => Some(DecisionRule::NoiseAware),
+            "reference" => Some(DecisionRule::Reference),
+            _ => None,
         }
     }
 }

@@ -10,7 +10,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::decide::{self, Next, PairMeans};
+use super::decision::{step, RuleInUse, Step};
+use crate::decide::DecisionRule;
 use crate::error::{Error, Stage};
 use crate::exit::Verdict;
 use crate::report::Report;
@@ -186,44 +187,55 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
         }
         return Ok(());
     }
-    let means: Vec<PairMeans> = report
+    if report
         .pairs
         .iter()
-        .map(
-            |p| match (p.base.rollups.mean_tdqs, p.head.rollups.mean_tdqs) {
-                (Some(base), Some(head)) => Ok(PairMeans { base, head }),
-                _ => Err(differs("a pair has a side without a mean TDQS")),
-            },
-        )
-        .collect::<Result<_, _>>()?;
+        .any(|p| p.base.rollups.mean_tdqs.is_none() || p.head.rollups.mean_tdqs.is_none())
+    {
+        return Err(differs("a pair has a side without a mean TDQS"));
+    }
     let rule = pins.confirmation_rule();
-    let Some(first) = means.first() else {
+    // A report without a recorded rule was decided by the reference rule.
+    let rule_in_use = report.decision_rule.unwrap_or(RuleInUse {
+        name: DecisionRule::Reference,
+        tool_drop: None,
+    });
+    if report.pairs.is_empty() {
         return Err(differs(
             "the definitions changed but the report has no scored pair",
         ));
-    };
-    let required = decide::required_pairs(*first, rule);
-    if means.len() != required {
-        return Err(differs(format!(
-            "the report has {} pairs but the rule requires {required} after a first pair of {} → {}",
-            means.len(),
-            first.base,
-            first.head
-        )));
     }
-    match decide::next(&means, rule) {
-        Next::Decided(d) => {
-            if d.verdict != report.decision {
+    // The rule must decide exactly at the last recorded pair.
+    for n in 1..report.pairs.len() {
+        if let Step::Decided { .. } = step(&report.pairs[..n], rule_in_use, rule) {
+            return Err(differs(format!(
+                "the report has {} pairs but the {} rule decides after {n}",
+                report.pairs.len(),
+                rule_in_use.name.as_str()
+            )));
+        }
+    }
+    match step(&report.pairs, rule_in_use, rule) {
+        Step::Decided {
+            verdict, medians, ..
+        } => {
+            if verdict != report.decision {
                 return Err(differs(format!(
                     "the recorded decision {} does not follow from the pairs, which give {}",
-                    report.decision, d.verdict
+                    report.decision, verdict
                 )));
             }
-            if d.medians != report.median {
+            if medians != report.median {
                 return Err(differs("the recorded medians do not follow from the pairs"));
             }
         }
-        Next::ScoreMore(_) => return Err(differs("the report stops before the rule decides")),
+        Step::ScoreMore => {
+            return Err(differs(format!(
+                "the report has {} pairs but the {} rule requires more before it decides",
+                report.pairs.len(),
+                rule_in_use.name.as_str()
+            )))
+        }
     }
     Ok(())
 }

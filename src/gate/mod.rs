@@ -6,6 +6,7 @@
 //! program, with no model call and no prompt fetch.
 
 pub mod check;
+pub mod decision;
 pub mod hook;
 pub mod judges;
 pub mod options;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::decide::{self, ConfirmationRule, Next, PairMeans};
+use crate::decide::{self, ConfirmationRule};
 use crate::error::{Error, Stage};
 use crate::exit::Verdict;
 use crate::export::Export;
@@ -46,6 +47,8 @@ struct Draft {
     pairs: Vec<Pair>,
     calls: CallStats,
     warnings: Vec<String>,
+    rule: Option<decision::RuleInUse>,
+    assessment: Option<decide::noise::Assessment>,
 }
 
 impl Draft {
@@ -94,6 +97,8 @@ impl Draft {
                 .get("confirmation")
                 .cloned()
                 .unwrap_or(Value::Null),
+            decision_rule: self.rule,
+            assessment: self.assessment,
             calls: self.calls,
             warnings: self.warnings,
             error: error.map(|e| ReportError {
@@ -181,6 +186,8 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         pairs: Vec::new(),
         calls: CallStats::default(),
         warnings: Vec::new(),
+        rule: None,
+        assessment: None,
     };
     if !draft.pins.is_embedded() {
         draft.warnings.push(
@@ -274,6 +281,13 @@ async fn run_inner(
         opts.share_identical,
         opts.judge.concurrency,
     ));
+    let rule_in_use = decision::RuleInUse::resolve(
+        opts.decision_rule,
+        &draft.pins,
+        opts.tool_drop,
+        head.decision.tool_drop,
+    );
+    draft.rule = Some(rule_in_use);
     let scorer = Scorer {
         judge,
         weights: draft.pins.weights(),
@@ -282,20 +296,21 @@ async fn run_inner(
         share_identical: opts.share_identical,
         progress: Arc::clone(&progress),
         memo: Default::default(),
+        reuse_unchanged: rule_in_use.reuses_unchanged(),
     };
     let rule: ConfirmationRule = draft.pins.confirmation_rule();
     loop {
-        let means: Vec<PairMeans> = draft
-            .pairs
-            .iter()
-            .map(|p| PairMeans {
-                base: p.base.rollups.mean_tdqs.expect("non-empty sides"),
-                head: p.head.rollups.mean_tdqs.expect("non-empty sides"),
-            })
-            .collect();
-        match decide::next(&means, rule) {
-            Next::Decided(d) => return Ok((d.verdict, d.reason, d.medians)),
-            Next::ScoreMore(_) => {
+        match decision::step(&draft.pairs, rule_in_use, rule) {
+            decision::Step::Decided {
+                verdict,
+                reason,
+                medians,
+                assessment,
+            } => {
+                draft.assessment = assessment;
+                return Ok((verdict, reason, medians));
+            }
+            decision::Step::ScoreMore => {
                 let n = draft.pairs.len() + 1;
                 let label = if n == 1 {
                     "scoring the first pair".to_string()
@@ -381,6 +396,7 @@ pub async fn score_once(
         share_identical: false,
         progress,
         memo: Default::default(),
+        reuse_unchanged: false,
     };
     let (side, calls) = scorer.score_side(&prepared).await?;
     Ok(ScoredOnce {

@@ -38,6 +38,34 @@ fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
     }
 }
 
+/// Which rule decided, and how sure it is.
+fn render_rule(out: &mut String, report: &Report) {
+    let Some(rule) = &report.decision_rule else {
+        return;
+    };
+    match (&report.assessment, rule.tool_drop) {
+        (Some(a), Some(guard)) => {
+            let _ = writeln!(
+                out,
+                "Decided by the **{}** rule (per-tool guard {guard}): mean TDQS change {:+.3} \
+                 against a noise tolerance of {:.3}; over {} pair(s) the base's exact mean \
+                 ranged {:.3}–{:.3} and the head's {:.3}–{:.3}.",
+                rule.name.as_str(),
+                a.mean_delta,
+                a.mean_tolerance,
+                report.pairs.len(),
+                a.base_spread[0],
+                a.base_spread[1],
+                a.head_spread[0],
+                a.head_spread[1]
+            );
+        }
+        _ => {
+            let _ = writeln!(out, "Decided by the **{}** rule.", rule.name.as_str());
+        }
+    }
+}
+
 /// Renders the Markdown summary of a report.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
@@ -83,6 +111,7 @@ pub fn render(report: &Report) -> String {
     } else if !report.scored {
         let _ = writeln!(out, "No model was called.");
     }
+    render_rule(&mut out, report);
     out.push('\n');
 
     if let Some(causes) = &report.causes {

@@ -253,6 +253,13 @@ pub struct Report {
     pub causes: Option<Causes>,
     /// The confirmation rule of the pins.
     pub confirmation: Value,
+    /// The rule that decided (`noise-aware` or `reference`) and its per-tool guard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_rule: Option<crate::gate::decision::RuleInUse>,
+    /// What the noise-aware rule measured: the mean's change against its noise tolerance, each
+    /// side's spread over the pairs, and the tools whose TDQS fell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assessment: Option<crate::decide::noise::Assessment>,
     pub calls: CallStats,
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
