@@ -62,6 +62,9 @@ pub const EXCLUDED_ENV_PREFIXES: [&str; 2] = ["ANTHROPIC_", "CLAUDE_"];
 pub const EXCLUDED_ENV_NAMES: [&str; 1] = ["OPENAI_API_KEY"];
 
 /// Host variables every server gets (when set).
+/// Set for every server unless configured otherwise: Python hashes strings with this seed.
+pub const PYTHON_HASH_SEED: (&str, &str) = ("PYTHONHASHSEED", "0");
+
 const BASE_ENV: [&str; 16] = [
     "PATH",
     "LANG",
@@ -400,6 +403,13 @@ impl LaunchPlan {
         } else {
             env.extend(self.host_home.iter().cloned());
         }
+        // Python's string hashing is salted per process, so a server whose listing depends on
+        // set or dict order over strings lists differently on every start. A fixed seed makes it
+        // stable; `pass-env`, a manifest or `[server] env` may still set another value.
+        env.insert(
+            PYTHON_HASH_SEED.0.to_string(),
+            PYTHON_HASH_SEED.1.to_string(),
+        );
         env.extend(self.host_env.iter().cloned());
         for (name, value) in &self.env {
             env.insert(name.clone(), value.render(&root));

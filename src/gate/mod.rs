@@ -164,6 +164,56 @@ fn same_probe(base: &Export, head: &Export) -> Result<(), Error> {
     Ok(())
 }
 
+/// The tools whose definitions differ between two exports of the same side.
+fn varying_tools(first: &Export, second: &Export) -> Vec<String> {
+    let mut names: Vec<String> = first
+        .hashes
+        .iter()
+        .filter(|(name, hash)| second.hashes.get(*name) != Some(hash))
+        .map(|(name, _)| name.clone())
+        .collect();
+    names.extend(
+        second
+            .hashes
+            .keys()
+            .filter(|name| !first.hashes.contains_key(*name))
+            .cloned(),
+    );
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// A side must list the same definitions twice.
+fn stable(label: &str, first: &Export, second: &Export) -> Result<(), Error> {
+    if first.set_hash == second.set_hash {
+        return Ok(());
+    }
+    let tools = varying_tools(first, second);
+    let named = if tools.is_empty() {
+        "the order or the set of its tools".to_string()
+    } else {
+        tools
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(Error::new(
+        Stage::Export,
+        format!(
+            "the {label}'s server lists different tool definitions from one start to the next \
+             ({named} varied between two exports), so a score difference could not be told \
+             from that variation; no model was called"
+        ),
+    )
+    .with_advice(
+        "make the listing deterministic: build descriptions and schemas without set or dict \
+         iteration order, timestamps or random values. PYTHONHASHSEED=0 is set by default; \
+         check that `[server] env` or `pass-env` does not override it",
+    ))
+}
+
 /// Runs the gate end to end. Never panics on bad input; every failure is an INVALID outcome.
 pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     let pins = match Pins::load(opts.judge.pins.as_deref()) {
@@ -234,6 +284,17 @@ async fn run_inner(
     draft.head = Some(head);
     let (base, head) = (draft.base.as_ref().unwrap(), draft.head.as_ref().unwrap());
 
+    if !unchanged {
+        // A listing that changes from start to start would be scored as a change: export each
+        // side once more before any model call, and refuse a side that lists differently.
+        progress.event(ProgressEvent::Note(
+            "the definitions differ: exporting each side again to check its listing is stable"
+                .to_string(),
+        ));
+        let (base_again, head_again) = sides::obtain(opts).await?;
+        stable("base", &base.export, &base_again.export)?;
+        stable("head", &head.export, &head_again.export)?;
+    }
     if unchanged {
         return Ok((
             Verdict::Pass,

@@ -1414,3 +1414,51 @@ fn issue_13_item_6_hook_falls_back_to_the_remote_default_branch_and_says_how_to_
         );
     }
 }
+
+/// The example server, changed so that `close_issue`'s description depends on Python's string
+/// hash: the same on every start only when PYTHONHASHSEED is fixed.
+fn hash_dependent_server() -> String {
+    example_server().replace(
+        "        return json.load(f)",
+        "        tools = json.load(f)\n    for tool in tools:\n        if tool[\"name\"] == \"close_issue\":\n            tool[\"description\"] += \" Variant %d.\" % (hash(\"close_issue\") % 1000003)\n    return tools",
+    )
+}
+
+#[test]
+fn issue_13_item_5_a_hash_dependent_listing_is_stable_with_the_default_seed() {
+    let setup = Setup::new(&base_tools());
+    let server = hash_dependent_server();
+    assert_ne!(server, example_server(), "the replacement must apply");
+    setup.repo.write("server.py", &server);
+    let run = setup.gate(&[]);
+    // The head differs from the base (the variant sentence) and is the same on both starts.
+    assert!(run.code == 0 || run.code == 1, "{}", run.describe());
+    assert!(!setup.fake.calls().is_empty());
+}
+
+#[test]
+fn issue_13_item_5_a_side_listing_differently_twice_is_invalid_before_any_model_call() {
+    let setup = Setup::new(&base_tools());
+    setup.repo.write("server.py", &hash_dependent_server());
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\nenv = { PYTHONHASHSEED = \"random\" }\n",
+    );
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .contains("the head's server lists different tool definitions from one start to the next (`close_issue` varied"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("PYTHONHASHSEED=0"),
+        "{}",
+        run.describe()
+    );
+    assert!(setup.fake.calls().is_empty(), "no model call");
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decision"], "invalid");
+}
