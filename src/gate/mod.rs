@@ -295,6 +295,32 @@ async fn run_inner(
         stable("base", &base.export, &base_again.export)?;
         stable("head", &head.export, &head_again.export)?;
     }
+    if let Some(why) = &head.blind {
+        if unchanged {
+            // Equal hashes from a plan that runs the same installed code on both sides say
+            // nothing about the change: a required check must not pass what it did not see.
+            return Err(Error::new(
+                Stage::Export,
+                format!(
+                    "the launch plan cannot see the side's tree, so both sides ran the same code \
+                     and their equal definitions prove nothing: {why}"
+                ),
+            )
+            .with_advice(
+                "start the server from each side's tree: use {root} (e.g. [server] env = { \
+                 PYTHONPATH = \"{root}/src\" } with command = \"python -m my_server\", or \
+                 command = \"python {root}/server.py\"); an editable install (pip install -e .) \
+                 makes every side import the working tree. See docs/troubleshooting.md",
+            ));
+        }
+        draft.warnings.insert(
+            0,
+            format!(
+                "the launch plan may not see the side's tree (the definitions differed, so it \
+                 saw something): {why}"
+            ),
+        );
+    }
     if unchanged {
         return Ok((
             Verdict::Pass,

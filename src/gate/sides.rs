@@ -25,6 +25,8 @@ pub struct SideExport {
     pub commit: Option<String>,
     /// The `[decision]` table of the configuration that drove the run (head side only).
     pub decision: crate::config::DecisionConfig,
+    /// Why the launch plan cannot see the side's tree (head side only, when it cannot).
+    pub blind: Option<String>,
 }
 
 fn read_file_side(path: &Path) -> Result<SideExport, Error> {
@@ -36,6 +38,7 @@ fn read_file_side(path: &Path) -> Result<SideExport, Error> {
         commit: export.source.commit.clone(),
         export,
         decision: Default::default(),
+        blind: None,
     })
 }
 
@@ -146,6 +149,7 @@ async fn export_side(
         revision: Some(label),
         commit,
         decision: Default::default(),
+        blind: None,
     })
 }
 
@@ -186,6 +190,9 @@ pub async fn obtain(opts: &GateOptions) -> Result<(SideExport, SideExport), Erro
                 }
             };
             let (plan, probe, decision) = plan(&config_root, &opts.server, &secrets)?;
+            let blind = head_side
+                .as_ref()
+                .and_then(|side| plan.blind_to_tree(&side.root));
             let base_fut = async {
                 match (base, base_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
@@ -204,6 +211,7 @@ pub async fn obtain(opts: &GateOptions) -> Result<(SideExport, SideExport), Erro
             let base = base.map_err(|e| e.context("base"))?;
             let mut head = head.map_err(|e| e.context("head"))?;
             head.decision = decision;
+            head.blind = blind;
             Ok((base, head))
         }
     }

@@ -1462,3 +1462,63 @@ fn issue_13_item_5_a_side_listing_differently_twice_is_invalid_before_any_model_
     assert_schema_valid(&report);
     assert_eq!(report["decision"], "invalid");
 }
+
+/// A src-layout package `my_server` whose server reads `src/my_server/tools.json`, committed
+/// with `tools` and `tdqs-gate.toml` as given; the working tree then gets `head`.
+fn src_layout(config: &dyn Fn(&std::path::Path) -> String, head: &Value) -> Setup {
+    let setup = Setup::new(&base_tools());
+    setup
+        .repo
+        .write("src/my_server/__main__.py", &example_server())
+        .write("src/my_server/tools.json", &pretty(&base_tools()));
+    let toml = config(&setup.repo.path);
+    setup.repo.write("tdqs-gate.toml", &toml);
+    setup.repo.commit_all("src layout");
+    setup.repo.write("src/my_server/tools.json", &pretty(head));
+    setup
+}
+
+#[test]
+fn issue_13_item_4_a_launch_plan_blind_to_the_tree_is_invalid_not_a_silent_pass() {
+    // As an editable install does: the working tree's src on the path, for both sides.
+    let setup = src_layout(
+        &|repo| {
+            format!(
+                "[server]\ncommand = \"python3 -m my_server\"\nenv = {{ PYTHONPATH = \"{}/src\", PYTHONDONTWRITEBYTECODE = \"1\" }}\n",
+                repo.display()
+            )
+        },
+        &head_with(WORSE),
+    );
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains(
+            "the launch plan cannot see the side's tree, so both sides ran the same code"
+        ),
+        "{}",
+        run.describe()
+    );
+    assert!(run.stderr.contains("{root}/src"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("python3 -m my_server"),
+        "{}",
+        run.describe()
+    );
+    assert!(setup.fake.calls().is_empty());
+}
+
+#[test]
+fn issue_13_item_4_the_same_package_through_root_is_judged() {
+    let setup = src_layout(
+        &|_| {
+            "[server]\ncommand = \"python3 -m my_server\"\nenv = { PYTHONPATH = \"{root}/src\", \
+             PYTHONDONTWRITEBYTECODE = \"1\" }\n"
+                .to_string()
+        },
+        &head_with(WORSE),
+    );
+    let run = setup.gate(&[]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.describe());
+    assert!(!setup.fake.calls().is_empty(), "the change was scored");
+}
