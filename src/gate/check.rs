@@ -167,7 +167,12 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
         }
     }
     // The account of what fell is rendered into the summary: it must follow from the first pair.
-    if crate::report::causes::of_first_pair(&report.pairs) != report.causes {
+    if crate::report::causes::of_first_pair_with_changes(
+        &report.pairs,
+        report.base.as_ref(),
+        report.head.as_ref(),
+    ) != report.causes
+    {
         return Err(differs(
             "the report's account of what fell (`causes`) does not follow from its first pair",
         ));

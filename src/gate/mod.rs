@@ -69,7 +69,11 @@ impl Draft {
             (Some(b), Some(h)) => Some(Changes::between(b, h)),
             _ => None,
         };
-        let causes = report::causes::of_first_pair(&self.pairs);
+        let causes = report::causes::of_first_pair_with_changes(
+            &self.pairs,
+            base_export.as_ref(),
+            head_export.as_ref(),
+        );
         Report {
             schema_version: report::REPORT_SCHEMA_VERSION,
             generator: Generator::default(),

@@ -197,6 +197,34 @@ pub fn render(report: &Report) -> String {
     out
 }
 
+/// What changed in a fallen tool's definition.
+fn render_change(out: &mut String, change: &super::changed::ToolChange) {
+    for line in &change.description_diff {
+        let (what, text) = match line.split_at(2) {
+            ("- ", rest) => ("removed from the description", rest),
+            (_, rest) => ("added to the description", rest),
+        };
+        let _ = writeln!(out, "  - {what}: “{}”", cell(text));
+    }
+    if change.description_diff.is_empty() && change.description_before != change.description_after {
+        let _ = writeln!(
+            out,
+            "  - description: “{}” → “{}”",
+            cell(change.description_before.as_deref().unwrap_or("")),
+            cell(change.description_after.as_deref().unwrap_or(""))
+        );
+    }
+    for (what, list) in [
+        ("fields added", &change.fields_added),
+        ("fields removed", &change.fields_removed),
+    ] {
+        if !list.is_empty() {
+            let names: Vec<String> = list.iter().map(|f| format!("`{}`", cell(f))).collect();
+            let _ = writeln!(out, "  - {what}: {}", names.join(", "));
+        }
+    }
+}
+
 fn render_causes(out: &mut String, causes: &Causes) {
     let _ = writeln!(out, "### What fell on the first pair\n");
     if causes.tools.is_empty() && causes.added.is_empty() && causes.removed.is_empty() {
@@ -238,6 +266,14 @@ fn render_causes(out: &mut String, causes: &Causes) {
                     fell.join(", "),
                     cell(&group[0].justification)
                 );
+            }
+            if let Some(change) = &t.change {
+                render_change(out, change);
+            }
+            for d in &t.dimensions {
+                if !d.fix.is_empty() {
+                    let _ = writeln!(out, "  - Fix {}: {}", d.dimension.label(), cell(&d.fix));
+                }
             }
         }
         out.push('\n');

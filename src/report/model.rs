@@ -137,6 +137,9 @@ pub struct FallenDimension {
     pub base: u8,
     pub head: u8,
     pub justification: String,
+    /// One line on how to win the dimension back.
+    #[serde(default)]
+    pub fix: String,
 }
 
 /// A tool whose TDQS fell on the first pair.
@@ -151,6 +154,9 @@ pub struct FallenTool {
     /// The same, exact (`p/q`).
     pub effect_exact: String,
     pub dimensions: Vec<FallenDimension>,
+    /// What changed in its definition (description sentences, schema and annotation fields).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<super::changed::ToolChange>,
 }
 
 /// A tool present on one side only (it moves the mean too).

@@ -1522,3 +1522,77 @@ fn issue_13_item_4_the_same_package_through_root_is_judged() {
     assert!(run.code == 0 || run.code == 1, "{}", run.describe());
     assert!(!setup.fake.calls().is_empty(), "the change was scored");
 }
+
+#[test]
+fn issue_13_item_3_a_pass_report_lists_the_tool_that_fell_with_its_change_and_fixes() {
+    // close_issue loses its annotations and a parameter description and scores 3.8 instead of
+    // 4.0 on every pair: within the noise, so PASS — and the report still says what fell.
+    let mut head = head_with("Closes an open issue with an optional comment.");
+    let close = head
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|t| t["name"] == "close_issue")
+        .unwrap();
+    close.as_object_mut().unwrap().remove("annotations");
+    close["inputSchema"]["properties"]["comment"]
+        .as_object_mut()
+        .unwrap()
+        .remove("description");
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&head);
+    let mut lower = tool_rule(
+        "close_issue",
+        Some("Tool under review: close_issue"),
+        None,
+        4,
+    );
+    lower["contains"] = json!(["Tool under review: close_issue\n", "optional comment.\""]);
+    lower["scores"] = json!({"behavioral_transparency": {"score": 3, "justification": "No annotations and no word on side effects."}});
+    setup.fake.control(script(vec![lower]));
+    let run = setup.gate(&[]);
+    run.assert_code(0);
+    let report = run.report();
+    assert_schema_valid(&report);
+    let fallen = &report["causes"]["tools"][0];
+    assert_eq!(fallen["tool"], "close_issue", "{report:#}");
+    assert_eq!(
+        (fallen["base"].as_f64(), fallen["head"].as_f64()),
+        (Some(4.0), Some(3.8))
+    );
+    let change = &fallen["change"];
+    assert_eq!(
+        change["descriptionDiff"],
+        json!([
+            "- Use this instead of delete when the history should stay.",
+            "- Closing a closed issue changes nothing."
+        ])
+    );
+    assert_eq!(
+        change["fieldsRemoved"],
+        json!([
+            "annotations.destructiveHint",
+            "annotations.idempotentHint",
+            "annotations.readOnlyHint",
+            "inputSchema.properties.comment.description"
+        ])
+    );
+    assert_eq!(change["fieldsAdded"], json!([]));
+    let dimension = &fallen["dimensions"][0];
+    assert_eq!(dimension["dimension"], "behavioral_transparency");
+    assert!(dimension["fix"]
+        .as_str()
+        .unwrap()
+        .starts_with("State side effects"));
+    let markdown = run.markdown();
+    for needle in [
+        "- **`close_issue`** 4.0 → 3.8",
+        "removed from the description: “Closing a closed issue changes nothing.”",
+        "fields removed: `annotations.destructiveHint`",
+        "Fix behavioral transparency: State side effects",
+    ] {
+        assert!(markdown.contains(needle), "{needle}:\n{markdown}");
+    }
+    // --check recomputes the same account, changes included.
+    check(&setup, &run.report_path()).assert_code(0);
+}
