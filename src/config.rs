@@ -22,6 +22,9 @@
 //! client-info = { name = "tdqs-gate", version = "1" }
 //!
 //! [lint]                                    # read by the lint stage
+//!
+//! [decision]
+//! tool-drop = 0.5                           # per-tool guard: a tool falling this much BLOCKs
 //! ```
 //!
 //! Strings in `[server]` may also use `${NAME}`, `${NAME:-default}` and `${env:NAME}` for the
@@ -63,6 +66,25 @@ pub struct Config {
     pub probe: ProbeProfile,
     /// The `[lint]` table, uninterpreted (the lint stage defines its meaning).
     pub lint: Option<toml::Value>,
+    /// The `[decision]` table.
+    pub decision: DecisionConfig,
+}
+
+/// The `[decision]` table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecisionConfig {
+    /// `tool-drop`: the per-tool guard, in tenths of TDQS.
+    pub tool_drop: Option<tdqs_core::arith::Tenths>,
+}
+
+/// Reads a per-tool guard amount: a multiple of 0.1 from 0.1 to 4.0.
+pub fn parse_tool_drop(value: f64) -> std::result::Result<tdqs_core::arith::Tenths, String> {
+    match tdqs_core::arith::Tenths::from_f64(value) {
+        Some(t) if (1..=40).contains(&t.0) => Ok(t),
+        _ => Err(format!(
+            "{value} is not a TDQS drop: give a multiple of 0.1 from 0.1 to 4.0 (default 0.5)"
+        )),
+    }
 }
 
 /// The `[server]` table. Strings still contain `{root}`; [`crate::export::launch`] substitutes it.
@@ -226,11 +248,29 @@ impl Config {
             Some(probe) => convert_probe(probe, text, path)?,
             None => ProbeProfile::default(),
         };
+        let decision = match raw.decision {
+            Some(d) => DecisionConfig {
+                tool_drop: match d.tool_drop {
+                    None => None,
+                    Some(v) => Some(
+                        parse_tool_drop(*v.get_ref())
+                            .map_err(|m| {
+                                located(text, path, Some(v.span()), &format!("tool-drop: {m}"))
+                            })
+                            .map_err(|e| {
+                                e.with_advice("fix the value at that place in the file")
+                            })?,
+                    ),
+                },
+            },
+            None => DecisionConfig::default(),
+        };
         Ok(Config {
             path: path.to_path_buf(),
             server,
             probe,
             lint: raw.lint,
+            decision,
         })
     }
 }
@@ -276,6 +316,13 @@ struct RawConfig {
     server: Option<RawServer>,
     probe: Option<RawProbe>,
     lint: Option<toml::Value>,
+    decision: Option<RawDecision>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawDecision {
+    tool_drop: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]

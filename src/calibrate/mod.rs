@@ -157,6 +157,7 @@ async fn calibrate(
         progress: Arc::clone(&progress),
         // A deterministic judge answers each question once for all runs.
         memo: Default::default(),
+        reuse_unchanged: false,
     };
     let mut runs = Vec::with_capacity(opts.runs);
     for n in 1..=opts.runs {

@@ -183,10 +183,13 @@ pub struct GateArgs {
 #[derive(Debug, Clone, Args, Default)]
 pub struct SidesArgs {
     /// The revision to compare against, e.g. origin/master.
-    #[arg(long, value_name = "REV", conflicts_with = "base_export")]
+    // `--base` with `--base-export` (and `--head` with `--head-export`) is refused after
+    // parsing, not by clap, so that the refusal also removes an earlier report (which a CI step
+    // could otherwise read as this run's).
+    #[arg(long, value_name = "REV")]
     pub base: Option<String>,
     /// The head revision (default: the working tree as it is, uncommitted changes included).
-    #[arg(long, value_name = "REV", conflicts_with = "head_export")]
+    #[arg(long, value_name = "REV")]
     pub head: Option<String>,
     /// Use this export file as the base instead of starting a server.
     #[arg(long, value_name = "FILE")]
@@ -201,6 +204,14 @@ pub struct SidesArgs {
     /// Score every question on both sides, even when identical (as the reference gate does).
     #[arg(long)]
     pub independent_sides: bool,
+    /// The decision rule: noise-aware (default; see docs/decision.md) or reference (the
+    /// reference gate's rule exactly). Overrides the pins' `confirmation.rule`.
+    #[arg(long, value_enum, value_name = "RULE")]
+    pub decision_rule: Option<DecisionRuleArg>,
+    /// Per-tool guard of the noise-aware rule: a tool whose TDQS falls by at least this much
+    /// (median of three pairs, beyond its noise) BLOCKs [default: 0.5, or `[decision] tool-drop`].
+    #[arg(long, value_name = "TDQS")]
+    pub tool_drop: Option<f64>,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]
@@ -303,9 +314,10 @@ pub struct LintArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct HookArgs {
-    /// The revision the hook compares against.
-    #[arg(long, value_name = "REV", default_value = "origin/master")]
-    pub base: String,
+    /// The revision the hook compares against [default: origin/master where it exists,
+    /// otherwise the remote's default branch, origin/HEAD].
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
     /// Block the push on INVALID too (default: warn and let it through).
     #[arg(long)]
     pub strict: bool,
@@ -362,16 +374,7 @@ mod tests {
     #[test]
     fn exclusive_flags_are_refused_by_the_parser() {
         for args in [
-            &["--base", "main", "--base-export", "b.json"][..],
-            &[
-                "--base",
-                "main",
-                "--head",
-                "HEAD",
-                "--head-export",
-                "h.json",
-            ],
-            &["--calibrate", "c.json", "--check", "r.json"],
+            &["--calibrate", "c.json", "--check", "r.json"][..],
             &["--calibrate", "c.json", "--base", "main"],
             &["--runs", "5", "--base", "main"],
         ] {
@@ -411,5 +414,21 @@ mod tests {
         let cli = parse(&["--calibrate", "c.json", "--runs", "5"]).unwrap();
         assert_eq!(cli.gate.calibrate, Some(PathBuf::from("c.json")));
         assert_eq!(cli.gate.runs, Some(5));
+    }
+}
+
+/// `--decision-rule` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecisionRuleArg {
+    NoiseAware,
+    Reference,
+}
+
+impl From<DecisionRuleArg> for tdqs_core::decide::DecisionRule {
+    fn from(a: DecisionRuleArg) -> Self {
+        match a {
+            DecisionRuleArg::NoiseAware => tdqs_core::decide::DecisionRule::NoiseAware,
+            DecisionRuleArg::Reference => tdqs_core::decide::DecisionRule::Reference,
+        }
     }
 }

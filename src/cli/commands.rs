@@ -146,7 +146,20 @@ fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
         judge: judge_options(&args.judge)?,
         report_dir: report_dir(args),
         share_identical: !args.independent_sides,
+        decision_rule: args.decision_rule.map(Into::into),
+        tool_drop: tool_drop(args)?,
     })
+}
+
+fn tool_drop(args: &SidesArgs) -> Result<Option<tdqs_core::arith::Tenths>, Error> {
+    args.tool_drop
+        .map(|v| {
+            crate::config::parse_tool_drop(v).map_err(|m| {
+                Error::usage(format!("--tool-drop {m}"))
+                    .with_advice("pass e.g. --tool-drop 0.5, or leave it out for the default")
+            })
+        })
+        .transpose()
 }
 
 fn say(verbosity: Verbosity, text: &str) {
@@ -216,6 +229,8 @@ fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
         judge: judge_options(&args.judge)?,
         report_dir: report_dir(args),
         share_identical: !args.independent_sides,
+        decision_rule: args.decision_rule.map(Into::into),
+        tool_drop: tool_drop(args)?,
     };
     if args.base.is_some() || args.base_export.is_some() {
         let given = gate_options(args)?;
@@ -400,7 +415,7 @@ async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, E
 fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {
     let path = crate::gate::hook::install(
         args.repo.repo.as_deref(),
-        &args.base,
+        args.base.as_deref(),
         args.strict,
         args.args.as_deref(),
         args.force,
@@ -409,7 +424,9 @@ fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {
         std::io::stdout(),
         "installed the pre-push hook at {} (base {}{})",
         path.display(),
-        args.base,
+        args.base
+            .clone()
+            .unwrap_or_else(|| "origin/master, else origin/HEAD".to_string()),
         if args.strict { ", strict" } else { "" }
     );
     Ok(Verdict::Pass)

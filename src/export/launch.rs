@@ -63,6 +63,9 @@ pub const EXCLUDED_ENV_PREFIXES: [&str; 2] = ["ANTHROPIC_", "CLAUDE_"];
 pub const EXCLUDED_ENV_NAMES: [&str; 1] = ["OPENAI_API_KEY"];
 
 /// Host variables every server gets (when set).
+/// Set for every server unless configured otherwise: Python hashes strings with this seed.
+pub const PYTHON_HASH_SEED: (&str, &str) = ("PYTHONHASHSEED", "0");
+
 const BASE_ENV: [&str; 16] = [
     "PATH",
     "LANG",
@@ -407,6 +410,13 @@ impl LaunchPlan {
         } else {
             env.extend(self.host_home.iter().cloned());
         }
+        // Python's string hashing is salted per process, so a server whose listing depends on
+        // set or dict order over strings lists differently on every start. A fixed seed makes it
+        // stable; `pass-env`, a manifest or `[server] env` may still set another value.
+        env.insert(
+            PYTHON_HASH_SEED.0.to_string(),
+            PYTHON_HASH_SEED.1.to_string(),
+        );
         env.extend(self.host_env.iter().cloned());
         for (name, value) in &self.env {
             env.insert(name.clone(), value.render(&root));
@@ -456,6 +466,88 @@ impl LaunchPlan {
             ensure_program(&mut spec)?;
         }
         Ok(spec)
+    }
+}
+
+impl Template {
+    fn has_root(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::Root))
+    }
+}
+
+/// Programs that find their project from the working directory (the side's tree by default).
+const CWD_PROJECT_PROGRAMS: [&str; 12] = [
+    "node", "npx", "npm", "pnpm", "yarn", "bun", "deno", "uv", "poetry", "cargo", "go", "make",
+];
+
+impl LaunchPlan {
+    /// Why this plan cannot see the side's tree, or `None` when it can (or might). Blind: no
+    /// `{root}` in the command, `cwd`, `env` or setup, no relative path in the command, no
+    /// setup command (which runs in the tree), and no working-directory effect — `python -m
+    /// NAME` only imports from the working directory when `NAME` is there (not with a `src`
+    /// layout), and a console script or `uvx`/`pipx run` package runs installed code wherever
+    /// it starts. With an editable install both sides then run the working tree's code.
+    pub fn blind_to_tree(&self, root: &Path) -> Option<String> {
+        let any_root = self.command.iter().any(Template::has_root)
+            || self.cwd.as_ref().is_some_and(Template::has_root)
+            || self.env.iter().any(|(_, t)| t.has_root())
+            || self.setup.iter().flatten().any(Template::has_root);
+        if any_root || !self.setup.is_empty() {
+            return None;
+        }
+        let words: Vec<String> = self.command.iter().map(|t| t.render(root)).collect();
+        let relative = |w: &str| {
+            let p = Path::new(w);
+            !p.is_absolute() && (w.contains('/') || w.contains('\\') || w.starts_with('.'))
+        };
+        if words.iter().any(|w| relative(w)) {
+            return None;
+        }
+        let cwd = match &self.cwd {
+            Some(c) => root.join(c.render(root)),
+            None => root.to_path_buf(),
+        };
+        let program = words.first().map(String::as_str).unwrap_or("");
+        let name = Path::new(program)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(program)
+            .trim_end_matches(".exe")
+            .to_ascii_lowercase();
+        if CWD_PROJECT_PROGRAMS.contains(&name.as_str()) {
+            return None;
+        }
+        // A script argument that exists in the working directory (`python server.py`).
+        if words[1..]
+            .iter()
+            .any(|w| !w.starts_with('-') && cwd.join(w).exists())
+        {
+            return None;
+        }
+        if name.starts_with("python") || name == "py" {
+            if let Some(at) = words.iter().position(|w| w == "-m") {
+                let module = words.get(at + 1).map(String::as_str).unwrap_or("");
+                let top = module.split('.').next().unwrap_or("");
+                if !top.is_empty()
+                    && (cwd.join(top).is_dir() || cwd.join(format!("{top}.py")).is_file())
+                {
+                    return None;
+                }
+                return Some(format!(
+                    "`{}` imports `{module}` from the installed environment: the module is not \
+                     in the server's working directory {} (a src layout, or an installed \
+                     package), and nothing in the launch plan names the side's tree",
+                    words.join(" "),
+                    cwd.display()
+                ));
+            }
+        }
+        Some(format!(
+            "`{}` runs installed code: nothing in the launch plan (command, cwd, env, setup) \
+             names the side's tree, the command has no relative path, and it does not load \
+             code from its working directory",
+            words.join(" ")
+        ))
     }
 }
 

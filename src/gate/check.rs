@@ -10,11 +10,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::decision::{step, Step};
 use crate::judge::static_judge::StaticJudge;
 use crate::judge::Judge;
 use crate::score::side::{NoProgress, Progress, ProgressEvent, Scorer};
 use tdqs_core::arith::Weights;
-use tdqs_core::decide::{self, Next, PairMeans};
+use tdqs_core::decide::{DecisionRule, RuleInUse};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::report::Report;
@@ -232,6 +233,8 @@ pub async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
         share_identical: scoring.share_identical_questions,
         progress: Arc::new(NoProgress),
         memo: Default::default(),
+        // A rule judge answers the same question the same way; nothing to reuse by rule.
+        reuse_unchanged: false,
     };
     for (i, recorded) in report.pairs.iter().enumerate() {
         let (b, h, calls) = scorer.score_pair(&base, &head).await?;
@@ -327,7 +330,12 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
         }
     }
     // The account of what fell is rendered into the summary: it must follow from the first pair.
-    if tdqs_core::report::causes::of_first_pair(&report.pairs) != report.causes {
+    if tdqs_core::report::causes::of_first_pair_with_changes(
+        &report.pairs,
+        report.base.as_ref(),
+        report.head.as_ref(),
+    ) != report.causes
+    {
         return Err(differs(
             "the report's account of what fell (`causes`) does not follow from its first pair",
         ));
@@ -352,45 +360,59 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
             "the report scored pairs but does not say how (`scoring` is missing)",
         ));
     }
-    let means: Vec<PairMeans> = report
+    if report
         .pairs
         .iter()
-        .map(
-            |p| match (p.base.rollups.mean_tdqs, p.head.rollups.mean_tdqs) {
-                (Some(base), Some(head)) => Ok(PairMeans { base, head }),
-                _ => Err(differs("a pair has a side without a mean TDQS")),
-            },
-        )
-        .collect::<Result<_, _>>()?;
+        .any(|p| p.base.rollups.mean_tdqs.is_none() || p.head.rollups.mean_tdqs.is_none())
+    {
+        return Err(differs("a pair has a side without a mean TDQS"));
+    }
     let rule = tdqs_core::decide::ConfirmationRule::from_pins(pins);
-    let Some(first) = means.first() else {
+    // A report without a recorded rule was decided by the reference rule.
+    let rule_in_use = report.decision_rule.unwrap_or(RuleInUse {
+        name: DecisionRule::Reference,
+        tool_drop: None,
+    });
+    if report.pairs.is_empty() {
         return Err(differs(
             "the definitions changed but the report has no scored pair",
         ));
-    };
-    let required = decide::required_pairs(*first, rule);
-    if means.len() != required {
-        return Err(differs(format!(
-            "the report has {} pairs but the rule requires {required} after a first pair of {} → {}",
-            means.len(),
-            first.base,
-            first.head
-        )));
     }
-    match decide::next(&means, rule) {
-        Next::Decided(d) => {
-            if d.verdict != report.decision {
+    // The rule must decide exactly at the last recorded pair.
+    for n in 1..report.pairs.len() {
+        if let Step::Decided { .. } = step(&report.pairs[..n], rule_in_use, rule) {
+            return Err(differs(format!(
+                "the report has {} pairs but the {} rule decides after {n}",
+                report.pairs.len(),
+                rule_in_use.name.as_str()
+            )));
+        }
+    }
+    match step(&report.pairs, rule_in_use, rule) {
+        Step::Decided {
+            verdict,
+            medians,
+            reason,
+            ..
+        } => {
+            if verdict != report.decision {
                 return Err(differs(format!(
                     "the recorded decision {} does not follow from the pairs, which give {}",
-                    report.decision, d.verdict
+                    report.decision, verdict
                 )));
             }
-            if d.medians != report.median {
+            if medians != report.median {
                 return Err(differs("the recorded medians do not follow from the pairs"));
             }
-            same_reason(report, &d.reason)?;
+            same_reason(report, &reason)?;
         }
-        Next::ScoreMore(_) => return Err(differs("the report stops before the rule decides")),
+        Step::ScoreMore => {
+            return Err(differs(format!(
+                "the report has {} pairs but the {} rule requires more before it decides",
+                report.pairs.len(),
+                rule_in_use.name.as_str()
+            )))
+        }
     }
     Ok(())
 }

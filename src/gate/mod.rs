@@ -6,6 +6,7 @@
 //! program, with no model call and no prompt fetch.
 
 pub mod check;
+pub mod decision;
 pub mod hook;
 pub mod judges;
 pub mod options;
@@ -18,7 +19,7 @@ use serde_json::Value;
 
 use crate::report::write;
 use crate::score::side::{Progress, ProgressEvent, Scorer};
-use tdqs_core::decide::{self, ConfirmationRule, Next, PairMeans};
+use tdqs_core::decide::{self, ConfirmationRule};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::export::Export;
@@ -51,6 +52,8 @@ struct Draft {
     pairs: Vec<Pair>,
     calls: CallStats,
     warnings: Vec<String>,
+    rule: Option<tdqs_core::decide::RuleInUse>,
+    assessment: Option<decide::noise::Assessment>,
 }
 
 impl Draft {
@@ -71,7 +74,11 @@ impl Draft {
             (Some(b), Some(h)) => Some(Changes::between(b, h)),
             _ => None,
         };
-        let causes = report::causes::of_first_pair(&self.pairs);
+        let causes = report::causes::of_first_pair_with_changes(
+            &self.pairs,
+            base_export.as_ref(),
+            head_export.as_ref(),
+        );
         Report {
             schema_version: report::REPORT_SCHEMA_VERSION,
             generator: Generator::default(),
@@ -99,6 +106,8 @@ impl Draft {
                 .get("confirmation")
                 .cloned()
                 .unwrap_or(Value::Null),
+            decision_rule: self.rule,
+            assessment: self.assessment,
             calls: self.calls,
             warnings: self.warnings,
             error: error.map(|e| ReportError {
@@ -166,6 +175,56 @@ fn same_probe(base: &Export, head: &Export) -> Result<(), Error> {
     Ok(())
 }
 
+/// The tools whose definitions differ between two exports of the same side.
+fn varying_tools(first: &Export, second: &Export) -> Vec<String> {
+    let mut names: Vec<String> = first
+        .hashes
+        .iter()
+        .filter(|(name, hash)| second.hashes.get(*name) != Some(hash))
+        .map(|(name, _)| name.clone())
+        .collect();
+    names.extend(
+        second
+            .hashes
+            .keys()
+            .filter(|name| !first.hashes.contains_key(*name))
+            .cloned(),
+    );
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// A side must list the same definitions twice.
+fn stable(label: &str, first: &Export, second: &Export) -> Result<(), Error> {
+    if first.set_hash == second.set_hash {
+        return Ok(());
+    }
+    let tools = varying_tools(first, second);
+    let named = if tools.is_empty() {
+        "the order or the set of its tools".to_string()
+    } else {
+        tools
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(Error::new(
+        Stage::Export,
+        format!(
+            "the {label}'s server lists different tool definitions from one start to the next \
+             ({named} varied between two exports), so a score difference could not be told \
+             from that variation; no model was called"
+        ),
+    )
+    .with_advice(
+        "make the listing deterministic: build descriptions and schemas without set or dict \
+         iteration order, timestamps or random values. PYTHONHASHSEED=0 is set by default; \
+         check that `[server] env` or `pass-env` does not override it",
+    ))
+}
+
 /// Runs the gate end to end. Never panics on bad input; every failure is an INVALID outcome.
 pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     let pins = match crate::spec::load_pins(opts.judge.pins.as_deref()) {
@@ -190,6 +249,8 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         pairs: Vec::new(),
         calls: CallStats::default(),
         warnings: Vec::new(),
+        rule: None,
+        assessment: None,
     };
     if !draft.pins.is_embedded() {
         draft.warnings.push(
@@ -248,6 +309,43 @@ async fn run_inner(
     draft.head = Some(head);
     let (base, head) = (draft.base.as_ref().unwrap(), draft.head.as_ref().unwrap());
 
+    if !unchanged {
+        // A listing that changes from start to start would be scored as a change: export each
+        // side once more before any model call, and refuse a side that lists differently.
+        progress.event(ProgressEvent::Note(
+            "the definitions differ: exporting each side again to check its listing is stable"
+                .to_string(),
+        ));
+        let (base_again, head_again) = sides::obtain(opts).await?;
+        stable("base", &base.export, &base_again.export)?;
+        stable("head", &head.export, &head_again.export)?;
+    }
+    if let Some(why) = &head.blind {
+        if unchanged {
+            // Equal hashes from a plan that runs the same installed code on both sides say
+            // nothing about the change: a required check must not pass what it did not see.
+            return Err(Error::new(
+                Stage::Export,
+                format!(
+                    "the launch plan cannot see the side's tree, so both sides ran the same code \
+                     and their equal definitions prove nothing: {why}"
+                ),
+            )
+            .with_advice(
+                "start the server from each side's tree: use {root} (e.g. [server] env = { \
+                 PYTHONPATH = \"{root}/src\" } with command = \"python -m my_server\", or \
+                 command = \"python {root}/server.py\"); an editable install (pip install -e .) \
+                 makes every side import the working tree. See docs/troubleshooting.md",
+            ));
+        }
+        draft.warnings.insert(
+            0,
+            format!(
+                "the launch plan may not see the side's tree (the definitions differed, so it \
+                 saw something): {why}"
+            ),
+        );
+    }
     if unchanged {
         return Ok((Verdict::Pass, unchanged_reason(&base.export.set_hash), None));
     }
@@ -282,6 +380,13 @@ async fn run_inner(
         opts.share_identical,
         opts.judge.concurrency,
     ));
+    let rule_in_use = tdqs_core::decide::RuleInUse::resolve(
+        opts.decision_rule,
+        &draft.pins,
+        opts.tool_drop,
+        head.decision.tool_drop,
+    );
+    draft.rule = Some(rule_in_use);
     let scorer = Scorer {
         judge,
         weights: draft.pins.weights(),
@@ -290,20 +395,21 @@ async fn run_inner(
         share_identical: opts.share_identical,
         progress: Arc::clone(&progress),
         memo: Default::default(),
+        reuse_unchanged: rule_in_use.reuses_unchanged(),
     };
     let rule: ConfirmationRule = ConfirmationRule::from_pins(&draft.pins);
     loop {
-        let means: Vec<PairMeans> = draft
-            .pairs
-            .iter()
-            .map(|p| PairMeans {
-                base: p.base.rollups.mean_tdqs.expect("non-empty sides"),
-                head: p.head.rollups.mean_tdqs.expect("non-empty sides"),
-            })
-            .collect();
-        match decide::next(&means, rule) {
-            Next::Decided(d) => return Ok((d.verdict, d.reason, d.medians)),
-            Next::ScoreMore(_) => {
+        match decision::step(&draft.pairs, rule_in_use, rule) {
+            decision::Step::Decided {
+                verdict,
+                reason,
+                medians,
+                assessment,
+            } => {
+                draft.assessment = assessment;
+                return Ok((verdict, reason, medians));
+            }
+            decision::Step::ScoreMore => {
                 let n = draft.pairs.len() + 1;
                 let label = if n == 1 {
                     "scoring the first pair".to_string()
@@ -379,6 +485,7 @@ pub async fn score_once(
         share_identical: false,
         progress,
         memo: Default::default(),
+        reuse_unchanged: false,
     };
     let (side, calls) = scorer.score_side(&prepared).await?;
     Ok(ScoredOnce {

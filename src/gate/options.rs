@@ -105,4 +105,8 @@ pub struct GateOptions {
     pub judge: JudgeOptions,
     pub report_dir: PathBuf,
     pub share_identical: bool,
+    /// `--decision-rule`: over the pins' `confirmation.rule`.
+    pub decision_rule: Option<tdqs_core::decide::DecisionRule>,
+    /// `--tool-drop`: over the configuration's `[decision] tool-drop`.
+    pub tool_drop: Option<tdqs_core::arith::Tenths>,
 }

@@ -24,6 +24,10 @@ pub struct SideExport {
     /// The revision as given (`origin/master`), `working tree`, or `None` for an export file.
     pub revision: Option<String>,
     pub commit: Option<String>,
+    /// The `[decision]` table of the configuration that drove the run (head side only).
+    pub decision: crate::config::DecisionConfig,
+    /// Why the launch plan cannot see the side's tree (head side only, when it cannot).
+    pub blind: Option<String>,
 }
 
 fn read_file_side(path: &Path) -> Result<SideExport, Error> {
@@ -34,6 +38,8 @@ fn read_file_side(path: &Path) -> Result<SideExport, Error> {
         revision: export.source.revision.clone(),
         commit: export.source.commit.clone(),
         export,
+        decision: Default::default(),
+        blind: None,
     })
 }
 
@@ -72,7 +78,7 @@ fn plan(
     head_root: &Path,
     server: &ServerOptions,
     secrets: &[String],
-) -> Result<(LaunchPlan, ProbeProfile), Error> {
+) -> Result<(LaunchPlan, ProbeProfile, crate::config::DecisionConfig), Error> {
     let config = Config::load(head_root)?;
     let mut base_limits = ExportLimits::default();
     if let Some(server_config) = config.as_ref().and_then(|c| c.server.as_ref()) {
@@ -94,7 +100,8 @@ fn plan(
         tdqs_core::redact::register_secret(&value);
     }
     plan.override_limits(|limits| command_line_limits(server, limits));
-    Ok((plan, probe_profile(config.as_ref(), server)))
+    let decision = config.as_ref().map(|c| c.decision).unwrap_or_default();
+    Ok((plan, probe_profile(config.as_ref(), server), decision))
 }
 
 /// Starts one side's server and exports its tools; the worktree is removed afterwards.
@@ -170,6 +177,8 @@ async fn export_side(
         export,
         revision: Some(label),
         commit,
+        decision: Default::default(),
+        blind: None,
     })
 }
 
@@ -209,7 +218,10 @@ pub async fn obtain(opts: &GateOptions) -> Result<(SideExport, SideExport), Erro
                     config_side.root.clone()
                 }
             };
-            let (plan, probe) = plan(&config_root, &opts.server, &secrets)?;
+            let (plan, probe, decision) = plan(&config_root, &opts.server, &secrets)?;
+            let blind = head_side
+                .as_ref()
+                .and_then(|side| plan.blind_to_tree(&side.root));
             let base_fut = async {
                 match (base, base_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
@@ -226,7 +238,9 @@ pub async fn obtain(opts: &GateOptions) -> Result<(SideExport, SideExport), Erro
             };
             let (base, head) = tokio::join!(base_fut, head_fut);
             let base = base.map_err(|e| e.context("base"))?;
-            let head = head.map_err(|e| e.context("head"))?;
+            let mut head = head.map_err(|e| e.context("head"))?;
+            head.decision = decision;
+            head.blind = blind;
             Ok((base, head))
         }
     }
@@ -266,7 +280,7 @@ pub async fn export_one(
                 .unwrap_or_else(|| side.root.clone());
             (side, config_root)
         };
-    let (plan, probe) = match plan(&config_root, server, secrets) {
+    let (plan, probe, _) = match plan(&config_root, server, secrets) {
         Ok(p) => p,
         Err(e) => {
             let _ = side.close();

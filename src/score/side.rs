@@ -111,6 +111,10 @@ pub struct Scorer {
     pub progress: Arc<dyn Progress>,
     /// Answers of a deterministic judge, by question, kept across the pairs of a run.
     pub memo: AnswerMemo,
+    /// Keep the answers of questions asked once for both sides (unchanged tools) and of the
+    /// coherence questions for later pairs: a confirmation pair then re-asks only the tools
+    /// whose question differs between the sides (the noise-aware rule).
+    pub reuse_unchanged: bool,
 }
 
 /// Answers kept across pairs when the judge is deterministic.
@@ -257,7 +261,7 @@ impl Scorer {
 
         // A deterministic judge gives the same answer to the same question: reuse earlier pairs'.
         let mut answers = HashMap::new();
-        if self.judge.deterministic() {
+        if self.judge.deterministic() || self.reuse_unchanged {
             let memo = self.memo.0.lock().unwrap_or_else(|e| e.into_inner());
             unique.retain(|(key, q)| match memo.get(&question_key(reads_prompts, q)) {
                 Some(answer) => {
@@ -278,10 +282,14 @@ impl Scorer {
             total: unique.len(),
         });
         let asked = self.ask_all(unique, stats).await?;
-        if self.judge.deterministic() {
+        if self.judge.deterministic() || self.reuse_unchanged {
+            let deterministic = self.judge.deterministic();
             let mut memo = self.memo.0.lock().unwrap_or_else(|e| e.into_inner());
             for (key, memo_key) in memo_keys {
-                if let Some(answer) = asked.get(&key) {
+                let keep = deterministic
+                    || uses.get(&key).copied().unwrap_or(0) > 1
+                    || coherence_keys.contains(&key);
+                if let (true, Some(answer)) = (keep, asked.get(&key)) {
                     memo.insert(memo_key, answer.clone());
                 }
             }

@@ -278,9 +278,18 @@ fn a_confirmed_drop_blocks_after_three_pairs_naming_the_tool_and_dimensions() {
     // close_issue: 25·2 + 20·1 + 20·2 + 15·2 + 10·2 + 10·2 = 180 → 1.8; mean (3·4.0 + 1.8)/4.
     assert_eq!(means(&report), vec![(4.0, 3.5); 3]);
     assert_eq!(report["median"], json!({"base": 4.0, "head": 3.5}));
-    // Three pairs, each n − 1 shared questions plus two per side.
-    assert_eq!(calls_of(&report), (21, 21, 9));
-    assert_eq!(setup.fake.calls().len(), 21);
+    // The noise-aware rule: the first pair asks n − 1 shared questions plus two per side; the
+    // confirmation pairs re-ask only the changed tool, keeping the rest of the first pair's
+    // answers (issue 13, item 1).
+    assert_eq!(calls_of(&report), (11, 11, 9));
+    assert_eq!(setup.fake.calls().len(), 11);
+    assert_eq!(
+        report["decisionRule"],
+        json!({"name": "noise-aware", "toolDrop": 0.5})
+    );
+    let assessment = &report["assessment"];
+    assert_eq!(assessment["meanDeltaExact"], "-11/20");
+    assert!(assessment["meanTolerance"].as_f64().unwrap() < 0.55);
 
     let causes = &report["causes"];
     let tools = causes["tools"].as_array().unwrap();
@@ -333,6 +342,111 @@ fn a_confirmed_drop_blocks_after_three_pairs_naming_the_tool_and_dimensions() {
 }
 
 #[test]
+fn issue_13_item_1_the_reference_rule_stays_available_exactly() {
+    let setup = drop_setup(&[1, 2, 3]);
+    let run = setup.gate(&["--decision-rule", "reference"]);
+    run.assert_code(1);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decisionRule"], json!({"name": "reference"}));
+    assert!(report.get("assessment").is_none(), "{report:#}");
+    assert_eq!(means(&report), vec![(4.0, 3.5); 3]);
+    // Three full pairs: n − 1 shared questions plus two per side, every pair.
+    assert_eq!(calls_of(&report), (21, 21, 9));
+    assert!(
+        run.stdout
+            .starts_with("BLOCK: The mean TDQS fell: over 3 pairs the head's median 3.5"),
+        "{}",
+        run.describe()
+    );
+    assert!(run
+        .markdown()
+        .contains("Decided by the **reference** rule."));
+    // `--check` re-decides with the rule the report names.
+    let checked = check(&setup, &run.report_path());
+    checked.assert_code(1);
+}
+
+#[test]
+fn issue_13_item_1_a_one_tenth_drop_of_one_reworded_tool_passes_as_noise() {
+    // 4 tools; the reworded one scores 4.0 on the base and 3.8 on the head in every pair: the
+    // exact mean falls 4.0 → 3.95 (rounded 4.0 → 4.0), so two confirmation pairs are asked,
+    // and the 0.2 fall of one tool stays below the guard.
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&head_with(WORSE));
+    let mut lower = tool_rule("close_issue", Some(WORSE), None, 4);
+    lower["scores"] = json!({"conciseness_structure": 2});
+    setup.fake.control(script(vec![lower]));
+    let run = setup.gate(&[]);
+    run.assert_code(0);
+    let report = run.report();
+    assert_schema_valid(&report);
+    let fallen = &report["assessment"]["fallenTools"];
+    assert_eq!(fallen[0]["tool"], "close_issue", "{report:#}");
+    assert_eq!(fallen[0]["blocks"], false);
+    // The same run under the reference rule: the rounded mean does not fall, so it passes too,
+    // but says nothing about the tool.
+    let reference = setup.gate(&["--decision-rule", "reference"]);
+    reference.assert_code(0);
+}
+
+/// The base tools plus eight more, so that one tool's fall hides in the rounded mean.
+fn twelve_tools() -> Value {
+    let mut tools = base_tools();
+    let template = tools[0].clone();
+    for i in 0..8 {
+        let mut t = template.clone();
+        t["name"] = json!(format!("extra_tool_{i}"));
+        t["description"] = json!(format!(
+            "Extra tool number {i}: returns a fixed value for tests."
+        ));
+        tools.as_array_mut().unwrap().push(t);
+    }
+    tools
+}
+
+#[test]
+fn issue_13_item_2_one_tool_falling_blocks_though_the_mean_holds() {
+    // 12 tools; close_issue falls 4.0 → 3.4 on every pair: the mean goes 4.0 → 3.95, which still
+    // rounds to 4.0, so the mean holds; the guard (0.5) names the tool.
+    let base = twelve_tools();
+    let setup = Setup::new(&base);
+    setup.set_head(&with_description(&base, "close_issue", WORSE));
+    let mut lower = tool_rule("close_issue", Some(WORSE), None, 4);
+    lower["scores"] = json!({"purpose_clarity": 2, "conciseness_structure": 3});
+    setup.fake.control(script(vec![lower]));
+    let run = setup.gate(&[]);
+    run.assert_code(1);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decisionRule"]["toolDrop"], 0.5);
+    assert_eq!(report["median"], json!({"base": 4.0, "head": 4.0}));
+    let fallen = &report["assessment"]["fallenTools"][0];
+    assert_eq!(fallen["tool"], "close_issue");
+    assert_eq!(
+        (fallen["base"].as_f64(), fallen["head"].as_f64()),
+        (Some(4.0), Some(3.4))
+    );
+    assert_eq!(fallen["blocks"], true);
+    assert!(
+        run.stdout.contains("`close_issue` 4.0 → 3.4"),
+        "{}",
+        run.describe()
+    );
+    // The reference rule passes the same change: the rounded mean does not fall.
+    setup.gate(&["--decision-rule", "reference"]).assert_code(0);
+    // A guard raised above the fall (flag, then configuration) lets it through.
+    setup.gate(&["--tool-drop", "0.7"]).assert_code(0);
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\n\n[decision]\ntool-drop = 0.7\n",
+    );
+    let configured = setup.gate(&[]);
+    configured.assert_code(0);
+    assert_eq!(configured.report()["decisionRule"]["toolDrop"], 0.7);
+}
+
+#[test]
 fn a_drop_that_is_not_confirmed_passes_with_the_medians() {
     let setup = drop_setup(&[1]);
     let run = setup.gate(&[]);
@@ -345,7 +459,7 @@ fn a_drop_that_is_not_confirmed_passes_with_the_medians() {
     // The first pair dropped, so the report still says what fell on it.
     assert_eq!(report["causes"]["tools"][0]["tool"], "close_issue");
     assert!(
-        run.stdout.contains("the confirmation did not"),
+        run.stdout.contains("not beyond the judge's noise"),
         "{}",
         run.describe()
     );
@@ -683,7 +797,7 @@ fn check_rejects_a_wrong_pair_count() {
     assert!(
         checked
             .stderr
-            .contains("the report has 2 pairs but the rule requires 3"),
+            .contains("the report has 2 pairs but the noise-aware rule requires more"),
         "{}",
         checked.describe()
     );
@@ -1229,8 +1343,8 @@ fn blocked_static() -> (Setup, Run) {
 /// dimension, then every derived field (TDQS, tier, smells, rollups, pair count, decision,
 /// medians, reason, causes) recomputed so the report is self-consistent.
 fn forge_pass(report: &Value) -> Value {
-    use tdqs_core::decide::{self, Next, PairMeans};
     use tdqs_core::report::Report;
+    use tdqs_gate::gate::decision::{step, Step};
     let pins = tdqs_gate::spec::load_pins(Some(&harness::standin_pins())).unwrap();
     let weights = pins.weights();
     let mut r: Report = serde_json::from_value(report.clone()).unwrap();
@@ -1246,25 +1360,32 @@ fn forge_pass(report: &Value) -> Value {
         pair.head.rollups =
             tdqs_gate::score::side::rollups(&pair.head.tools, &pair.head.coherence, &weights);
     }
-    let means: Vec<PairMeans> = r
-        .pairs
-        .iter()
-        .map(|p| PairMeans {
-            base: p.base.rollups.mean_tdqs.unwrap(),
-            head: p.head.rollups.mean_tdqs.unwrap(),
-        })
-        .collect();
-    let rule = tdqs_core::decide::ConfirmationRule::from_pins(&pins);
-    let required = decide::required_pairs(means[0], rule);
-    r.pairs.truncate(required);
-    let Next::Decided(d) = decide::next(&means[..required], rule) else {
+    // Decided again by the rule the report names, as --check does.
+    let rule_in_use = r.decision_rule.expect("the report names its rule");
+    let confirmation = tdqs_core::decide::ConfirmationRule::from_pins(&pins);
+    let first_pair_only = step(&r.pairs[..1], rule_in_use, confirmation);
+    if first_pair_only != Step::ScoreMore {
+        r.pairs.truncate(1);
+    }
+    let Step::Decided {
+        verdict,
+        reason,
+        medians,
+        assessment,
+    } = step(&r.pairs, rule_in_use, confirmation)
+    else {
         panic!("the forged pairs do not decide")
     };
-    r.decision = d.verdict;
-    r.exit_code = d.verdict.code();
-    r.reason = d.reason;
-    r.median = d.medians;
-    r.causes = tdqs_core::report::causes::of_first_pair(&r.pairs);
+    r.decision = verdict;
+    r.exit_code = verdict.code();
+    r.reason = reason;
+    r.median = medians;
+    r.assessment = assessment;
+    r.causes = tdqs_core::report::causes::of_first_pair_with_changes(
+        &r.pairs,
+        r.base.as_ref(),
+        r.head.as_ref(),
+    );
     serde_json::to_value(&r).unwrap()
 }
 
@@ -1332,4 +1453,278 @@ fn issue_12_item_9_forged_pass_is_refused() {
             checked.describe()
         );
     }
+}
+
+#[test]
+fn issue_13_item_6_hook_falls_back_to_the_remote_default_branch_and_says_how_to_be_strict() {
+    let careful = static_fixture("careful");
+    let careless = static_fixture("careless");
+    let setup = Setup::new(&careful);
+    let base = setup.repo.rev_parse("main");
+    // A `main` repository: origin/main and origin/HEAD, no origin/master.
+    setup
+        .repo
+        .git(["update-ref", "refs/remotes/origin/main", &base]);
+    setup.repo.git([
+        "symbolic-ref",
+        "refs/remotes/origin/HEAD",
+        "refs/remotes/origin/main",
+    ]);
+    let installed = setup.run_raw(
+        &[
+            "install-hook".into(),
+            "--args".into(),
+            "--judge static".into(),
+        ],
+        setup.work().into(),
+        |_| {},
+    );
+    installed.assert_code(0);
+    assert!(
+        installed.stdout.contains("origin/master, else origin/HEAD"),
+        "{}",
+        installed.describe()
+    );
+    std::fs::write(
+        setup.repo.path.join(".git/info/exclude"),
+        ".tool-definition-score/\n",
+    )
+    .unwrap();
+    let hook = setup.repo.path.join(".git/hooks/pre-push");
+    let run_hook = || -> Run {
+        let output = std::process::Command::new(&hook)
+            .args(["origin", "file:///nowhere"])
+            .current_dir(&setup.repo.path)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env_remove("TDQS_GATE")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_OUTPUT")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            report_dir: setup.repo.path.join(".tool-definition-score"),
+        }
+    };
+    setup.set_head(&careless);
+    setup.repo.commit_all("worse");
+    let blocked = run_hook();
+    blocked.assert_code(1);
+    assert!(
+        blocked
+            .stderr
+            .contains("comparing with origin/main, the remote's default branch"),
+        "{}",
+        blocked.describe()
+    );
+    assert_eq!(blocked.report()["baseRevision"], "origin/main");
+
+    // No base at all: INVALID; the warning names the uncommitted tdqs-gate.toml, how to make
+    // the hook strict and how to skip it once.
+    setup
+        .repo
+        .git(["symbolic-ref", "--delete", "refs/remotes/origin/HEAD"]);
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\n# edited\n",
+    );
+    let invalid = run_hook();
+    invalid.assert_code(0);
+    for needle in [
+        "tdqs-gate: INVALID (exit 2)",
+        "tdqs-gate.toml has uncommitted changes",
+        "tdqs-gate install-hook --strict",
+        "git push --no-verify",
+    ] {
+        assert!(
+            invalid.stderr.contains(needle),
+            "{needle}: {}",
+            invalid.describe()
+        );
+    }
+}
+
+/// The example server, changed so that `close_issue`'s description depends on Python's string
+/// hash: the same on every start only when PYTHONHASHSEED is fixed.
+fn hash_dependent_server() -> String {
+    example_server().replace(
+        "        return json.load(f)",
+        "        tools = json.load(f)\n    for tool in tools:\n        if tool[\"name\"] == \"close_issue\":\n            tool[\"description\"] += \" Variant %d.\" % (hash(\"close_issue\") % 1000003)\n    return tools",
+    )
+}
+
+#[test]
+fn issue_13_item_5_a_hash_dependent_listing_is_stable_with_the_default_seed() {
+    let setup = Setup::new(&base_tools());
+    let server = hash_dependent_server();
+    assert_ne!(server, example_server(), "the replacement must apply");
+    setup.repo.write("server.py", &server);
+    let run = setup.gate(&[]);
+    // The head differs from the base (the variant sentence) and is the same on both starts.
+    assert!(run.code == 0 || run.code == 1, "{}", run.describe());
+    assert!(!setup.fake.calls().is_empty());
+}
+
+#[test]
+fn issue_13_item_5_a_side_listing_differently_twice_is_invalid_before_any_model_call() {
+    let setup = Setup::new(&base_tools());
+    setup.repo.write("server.py", &hash_dependent_server());
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\nenv = { PYTHONHASHSEED = \"random\" }\n",
+    );
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .contains("the head's server lists different tool definitions from one start to the next (`close_issue` varied"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("PYTHONHASHSEED=0"),
+        "{}",
+        run.describe()
+    );
+    assert!(setup.fake.calls().is_empty(), "no model call");
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decision"], "invalid");
+}
+
+/// A src-layout package `my_server` whose server reads `src/my_server/tools.json`, committed
+/// with `tools` and `tdqs-gate.toml` as given; the working tree then gets `head`.
+fn src_layout(config: &dyn Fn(&std::path::Path) -> String, head: &Value) -> Setup {
+    let setup = Setup::new(&base_tools());
+    setup
+        .repo
+        .write("src/my_server/__main__.py", &example_server())
+        .write("src/my_server/tools.json", &pretty(&base_tools()));
+    let toml = config(&setup.repo.path);
+    setup.repo.write("tdqs-gate.toml", &toml);
+    setup.repo.commit_all("src layout");
+    setup.repo.write("src/my_server/tools.json", &pretty(head));
+    setup
+}
+
+#[test]
+fn issue_13_item_4_a_launch_plan_blind_to_the_tree_is_invalid_not_a_silent_pass() {
+    // As an editable install does: the working tree's src on the path, for both sides.
+    let setup = src_layout(
+        &|repo| {
+            format!(
+                "[server]\ncommand = \"python3 -m my_server\"\nenv = {{ PYTHONPATH = \"{}/src\", PYTHONDONTWRITEBYTECODE = \"1\" }}\n",
+                repo.display()
+            )
+        },
+        &head_with(WORSE),
+    );
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains(
+            "the launch plan cannot see the side's tree, so both sides ran the same code"
+        ),
+        "{}",
+        run.describe()
+    );
+    assert!(run.stderr.contains("{root}/src"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("python3 -m my_server"),
+        "{}",
+        run.describe()
+    );
+    assert!(setup.fake.calls().is_empty());
+}
+
+#[test]
+fn issue_13_item_4_the_same_package_through_root_is_judged() {
+    let setup = src_layout(
+        &|_| {
+            "[server]\ncommand = \"python3 -m my_server\"\nenv = { PYTHONPATH = \"{root}/src\", \
+             PYTHONDONTWRITEBYTECODE = \"1\" }\n"
+                .to_string()
+        },
+        &head_with(WORSE),
+    );
+    let run = setup.gate(&[]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.describe());
+    assert!(!setup.fake.calls().is_empty(), "the change was scored");
+}
+
+#[test]
+fn issue_13_item_3_a_pass_report_lists_the_tool_that_fell_with_its_change_and_fixes() {
+    // close_issue loses its annotations and a parameter description and scores 3.8 instead of
+    // 4.0 on every pair: within the noise, so PASS — and the report still says what fell.
+    let mut head = head_with("Closes an open issue with an optional comment.");
+    let close = head
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|t| t["name"] == "close_issue")
+        .unwrap();
+    close.as_object_mut().unwrap().remove("annotations");
+    close["inputSchema"]["properties"]["comment"]
+        .as_object_mut()
+        .unwrap()
+        .remove("description");
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&head);
+    let mut lower = tool_rule(
+        "close_issue",
+        Some("Tool under review: close_issue"),
+        None,
+        4,
+    );
+    lower["contains"] = json!(["Tool under review: close_issue\n", "optional comment.\""]);
+    lower["scores"] = json!({"behavioral_transparency": {"score": 3, "justification": "No annotations and no word on side effects."}});
+    setup.fake.control(script(vec![lower]));
+    let run = setup.gate(&[]);
+    run.assert_code(0);
+    let report = run.report();
+    assert_schema_valid(&report);
+    let fallen = &report["causes"]["tools"][0];
+    assert_eq!(fallen["tool"], "close_issue", "{report:#}");
+    assert_eq!(
+        (fallen["base"].as_f64(), fallen["head"].as_f64()),
+        (Some(4.0), Some(3.8))
+    );
+    let change = &fallen["change"];
+    assert_eq!(
+        change["descriptionDiff"],
+        json!([
+            "- Use this instead of delete when the history should stay.",
+            "- Closing a closed issue changes nothing."
+        ])
+    );
+    assert_eq!(
+        change["fieldsRemoved"],
+        json!([
+            "annotations.destructiveHint",
+            "annotations.idempotentHint",
+            "annotations.readOnlyHint",
+            "inputSchema.properties.comment.description"
+        ])
+    );
+    assert_eq!(change["fieldsAdded"], json!([]));
+    let dimension = &fallen["dimensions"][0];
+    assert_eq!(dimension["dimension"], "behavioral_transparency");
+    assert!(dimension["fix"]
+        .as_str()
+        .unwrap()
+        .starts_with("State side effects"));
+    let markdown = run.markdown();
+    for needle in [
+        "- **`close_issue`** 4.0 → 3.8",
+        "removed from the description: “Closing a closed issue changes nothing.”",
+        "fields removed: `annotations.destructiveHint`",
+        "Fix behavioral transparency: State side effects",
+    ] {
+        assert!(markdown.contains(needle), "{needle}:\n{markdown}");
+    }
+    // --check recomputes the same account, changes included.
+    check(&setup, &run.report_path()).assert_code(0);
 }

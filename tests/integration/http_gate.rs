@@ -206,6 +206,8 @@ impl Setup {
             judge,
             report_dir: self.dir.path().join("report"),
             share_identical: true,
+            decision_rule: None,
+            tool_drop: None,
         }
     }
 }

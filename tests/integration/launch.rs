@@ -610,3 +610,27 @@ fn one_config_from_the_head_starts_each_revision_with_its_own_code() {
     drop(base);
     assert_eq!(repo.snapshot(), before);
 }
+
+#[test]
+fn issue_13_item_4_which_launch_plans_cannot_see_the_tree() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("flat_pkg")).unwrap();
+    std::fs::write(root.path().join("server.py"), "").unwrap();
+    let blind = |command: &str| {
+        resolve(Some(command), None, None, root.path())
+            .expect("plan")
+            .blind_to_tree(root.path())
+    };
+    // Installed code, whatever the working directory.
+    assert!(blind("my-server --stdio").is_some());
+    assert!(blind("uvx my-server").is_some());
+    let src_layout = blind("python3 -m src_pkg").expect("blind");
+    assert!(src_layout.contains("imports `src_pkg`"), "{src_layout}");
+    // The tree is named, or the working directory (the tree) provides the code.
+    assert_eq!(blind("python3 {root}/server.py"), None);
+    assert_eq!(blind("python3 server.py"), None);
+    assert_eq!(blind("./run-server"), None);
+    assert_eq!(blind("python3 -m flat_pkg"), None);
+    assert_eq!(blind("npx my-server"), None);
+    assert_eq!(blind("node dist/index.js"), None);
+}

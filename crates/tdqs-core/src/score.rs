@@ -116,7 +116,8 @@ pub struct CallStats {
     pub shared_answers: u64,
     /// Tools decided by a hard gate without a call.
     pub hard_gated: u64,
-    /// Answers of a deterministic judge reused from an earlier pair of the same run.
+    /// Answers reused from an earlier pair of the same run: every answer of a deterministic
+    /// judge; with the noise-aware rule, unchanged tools and the coherence questions.
     #[serde(default)]
     pub reused_answers: u64,
     pub tokens: TokenUsage,

@@ -6,14 +6,35 @@ use crate::score::SideScore;
 
 use super::model::*;
 
-/// What fell on the first of `pairs`, when its head mean is below its base mean; `None`
-/// otherwise. The gate records this and `--check` recomputes it.
+/// What fell on the first of `pairs`, when its head mean is below its base mean or any tool's
+/// TDQS fell (a PASS lists those too); `None` otherwise. The gate records this and `--check`
+/// recomputes it.
 pub fn of_first_pair(pairs: &[Pair]) -> Option<Causes> {
     let first = pairs.first()?;
+    let a_tool_fell = first
+        .head
+        .tools
+        .iter()
+        .any(|(name, h)| first.base.tools.get(name).is_some_and(|b| h.tdqs < b.tdqs));
     match (first.base.rollups.mean_tdqs, first.head.rollups.mean_tdqs) {
-        (Some(base), Some(head)) if head < base => Some(explain(&first.base, &first.head)),
+        (Some(base), Some(head)) if head < base || a_tool_fell => {
+            Some(explain(&first.base, &first.head))
+        }
         _ => None,
     }
+}
+
+/// [`of_first_pair`] with each fallen tool's definition change attached.
+pub fn of_first_pair_with_changes(
+    pairs: &[Pair],
+    base: Option<&crate::export::Export>,
+    head: Option<&crate::export::Export>,
+) -> Option<Causes> {
+    let mut causes = of_first_pair(pairs)?;
+    if let (Some(b), Some(h)) = (base, head) {
+        super::changed::attach(&mut causes, b, h);
+    }
+    Some(causes)
 }
 
 /// Explains a first pair whose head mean is below its base mean.
@@ -45,6 +66,7 @@ pub fn explain(base: &SideScore, head: &SideScore) -> Causes {
                         .get(&d)
                         .map(|j| j.justification.clone())
                         .unwrap_or_default(),
+                    fix: super::changed::fix_line(d).to_string(),
                 })
             })
             .collect();
@@ -57,6 +79,7 @@ pub fn explain(base: &SideScore, head: &SideScore) -> Causes {
             effect: frac_to_f64(effect),
             effect_exact: format!("{}/{}", effect.numer(), effect.denom()),
             dimensions,
+            change: None,
         });
     }
     // The costliest fall first; ties by name for a stable report.

@@ -36,6 +36,34 @@ fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
     }
 }
 
+/// Which rule decided, and how sure it is.
+fn render_rule(out: &mut String, report: &Report) {
+    let Some(rule) = &report.decision_rule else {
+        return;
+    };
+    match (&report.assessment, rule.tool_drop) {
+        (Some(a), Some(guard)) => {
+            let _ = writeln!(
+                out,
+                "Decided by the **{}** rule (per-tool guard {guard}): mean TDQS change {:+.3} \
+                 against a noise tolerance of {:.3}; over {} pair(s) the base's exact mean \
+                 ranged {:.3}–{:.3} and the head's {:.3}–{:.3}.",
+                rule.name.as_str(),
+                a.mean_delta,
+                a.mean_tolerance,
+                report.pairs.len(),
+                a.base_spread[0],
+                a.base_spread[1],
+                a.head_spread[0],
+                a.head_spread[1]
+            );
+        }
+        _ => {
+            let _ = writeln!(out, "Decided by the **{}** rule.", rule.name.as_str());
+        }
+    }
+}
+
 /// Renders the Markdown summary of a report.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
@@ -81,6 +109,7 @@ pub fn render(report: &Report) -> String {
     } else if !report.scored {
         let _ = writeln!(out, "No model was called.");
     }
+    render_rule(&mut out, report);
     out.push('\n');
 
     if let Some(causes) = &report.causes {
@@ -165,6 +194,34 @@ pub fn render(report: &Report) -> String {
     out
 }
 
+/// What changed in a fallen tool's definition.
+fn render_change(out: &mut String, change: &super::changed::ToolChange) {
+    for line in &change.description_diff {
+        let (what, text) = match line.split_at(2) {
+            ("- ", rest) => ("removed from the description", rest),
+            (_, rest) => ("added to the description", rest),
+        };
+        let _ = writeln!(out, "  - {what}: “{}”", cell(text));
+    }
+    if change.description_diff.is_empty() && change.description_before != change.description_after {
+        let _ = writeln!(
+            out,
+            "  - description: “{}” → “{}”",
+            cell(change.description_before.as_deref().unwrap_or("")),
+            cell(change.description_after.as_deref().unwrap_or(""))
+        );
+    }
+    for (what, list) in [
+        ("fields added", &change.fields_added),
+        ("fields removed", &change.fields_removed),
+    ] {
+        if !list.is_empty() {
+            let names: Vec<String> = list.iter().map(|f| format!("`{}`", cell(f))).collect();
+            let _ = writeln!(out, "  - {what}: {}", names.join(", "));
+        }
+    }
+}
+
 fn render_causes(out: &mut String, causes: &Causes) {
     let _ = writeln!(out, "### What fell on the first pair\n");
     if causes.tools.is_empty() && causes.added.is_empty() && causes.removed.is_empty() {
@@ -206,6 +263,14 @@ fn render_causes(out: &mut String, causes: &Causes) {
                     fell.join(", "),
                     cell(&group[0].justification)
                 );
+            }
+            if let Some(change) = &t.change {
+                render_change(out, change);
+            }
+            for d in &t.dimensions {
+                if !d.fix.is_empty() {
+                    let _ = writeln!(out, "  - Fix {}: {}", d.dimension.label(), cell(&d.fix));
+                }
             }
         }
         out.push('\n');

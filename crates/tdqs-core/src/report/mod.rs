@@ -3,6 +3,7 @@
 //! files is the engine's business.
 
 pub mod causes;
+pub mod changed;
 pub mod markdown;
 pub mod md_escape;
 pub mod model;

@@ -139,6 +139,9 @@ pub struct FallenDimension {
     pub base: u8,
     pub head: u8,
     pub justification: String,
+    /// One line on how to win the dimension back.
+    #[serde(default)]
+    pub fix: String,
 }
 
 /// A tool whose TDQS fell on the first pair.
@@ -153,6 +156,9 @@ pub struct FallenTool {
     /// The same, exact (`p/q`).
     pub effect_exact: String,
     pub dimensions: Vec<FallenDimension>,
+    /// What changed in its definition (description sentences, schema and annotation fields).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<super::changed::ToolChange>,
 }
 
 /// A tool present on one side only (it moves the mean too).
@@ -255,6 +261,13 @@ pub struct Report {
     pub causes: Option<Causes>,
     /// The confirmation rule of the pins.
     pub confirmation: Value,
+    /// The rule that decided (`noise-aware` or `reference`) and its per-tool guard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_rule: Option<crate::decide::RuleInUse>,
+    /// What the noise-aware rule measured: the mean's change against its noise tolerance, each
+    /// side's spread over the pairs, and the tools whose TDQS fell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assessment: Option<crate::decide::noise::Assessment>,
     pub calls: CallStats,
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -33,6 +33,7 @@ pub fn supported_confirmation() -> Confirmation {
         initial_pairs: 1,
         confirmation_pairs_on_drop: 2,
         statistic: "median_per_side".to_string(),
+        rule: None,
     }
 }
 
@@ -95,6 +96,10 @@ pub struct Confirmation {
     pub initial_pairs: u32,
     pub confirmation_pairs_on_drop: u32,
     pub statistic: String,
+    /// Which decision rule applies: `noise-aware` (the default when absent) or `reference`
+    /// (the reference rule exactly). `--decision-rule` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// Judge settings the answers depend on.
@@ -377,7 +382,18 @@ fn check(record: &PinsRecord, origin: &PinsOrigin) -> Result<Views, Error> {
         )));
     }
     let supported = supported_confirmation();
-    if record.confirmation != supported {
+    let shape = Confirmation {
+        rule: None,
+        ..record.confirmation.clone()
+    };
+    if let Some(rule) = &record.confirmation.rule {
+        if crate::decide::DecisionRule::parse(rule).is_none() {
+            return Err(fail(format!(
+                "`confirmation.rule` is {rule:?}; expected \"noise-aware\" or \"reference\""
+            )));
+        }
+    }
+    if shape != supported {
         return Err(fail(format!(
             "`confirmation` is {}, but the only rule implemented is {}",
             serde_json::to_string(&record.confirmation).unwrap_or_default(),
@@ -850,5 +866,18 @@ mod tests {
         // 0.1 + 0.2 style float noise never enters: the number's shortest text is parsed.
         let number = serde_json::Number::from_f64(0.3).unwrap();
         assert_eq!(exact_decimal(&number), Some(Ratio::new(3, 10)));
+    }
+
+    #[test]
+    fn issue_13_item_1_the_pins_can_carry_the_decision_rule() {
+        use crate::decide::DecisionRule;
+        assert_eq!(
+            DecisionRule::from_pins(&Pins::embedded().unwrap()),
+            DecisionRule::NoiseAware
+        );
+        let reference = with(&["confirmation", "rule"], json!("reference")).unwrap();
+        assert_eq!(DecisionRule::from_pins(&reference), DecisionRule::Reference);
+        let message = refusal(with(&["confirmation", "rule"], json!("lenient")));
+        assert!(message.contains("`confirmation.rule`"), "{message}");
     }
 }

@@ -4,6 +4,8 @@
 //! up once). One pair decides when the head holds; a drop on the first pair is confirmed by two
 //! more pairs, comparing the median of the base's means with the median of the head's.
 
+pub mod noise;
+
 use serde::{Deserialize, Serialize};
 
 use crate::arith::{median, Tenths};
@@ -35,6 +37,81 @@ impl Default for ConfirmationRule {
             initial_pairs: 1,
             confirmation_pairs_on_drop: 2,
         }
+    }
+}
+
+/// Which rule decides. Both keep the pinned shape: one pair, two confirmation pairs on a drop,
+/// the median per side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DecisionRule {
+    /// The default: changed tools only carry noise, a tolerance from the run's own spread, and
+    /// the per-tool guard ([`noise`]).
+    #[default]
+    NoiseAware,
+    /// The reference rule exactly: the rounded means, every question re-asked, no guard.
+    Reference,
+}
+
+impl DecisionRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionRule::NoiseAware => "noise-aware",
+            DecisionRule::Reference => "reference",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "noise-aware" => Some(DecisionRule::NoiseAware),
+            "reference" => Some(DecisionRule::Reference),
+            _ => None,
+        }
+    }
+
+    /// The rule the pins ask for (`confirmation.rule`), the noise-aware rule by default.
+    pub fn from_pins(pins: &Pins) -> Self {
+        pins.confirmation()
+            .rule
+            .as_deref()
+            .and_then(DecisionRule::parse)
+            .unwrap_or_default()
+    }
+}
+
+/// The rule that decided a run, as the report records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleInUse {
+    pub name: DecisionRule,
+    /// The per-tool guard (noise-aware rule only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tool_drop: Option<Tenths>,
+}
+
+impl RuleInUse {
+    /// Flag over pins for the rule; flag over configuration over 0.5 for the guard.
+    pub fn resolve(
+        flag: Option<DecisionRule>,
+        pins: &Pins,
+        tool_drop_flag: Option<Tenths>,
+        tool_drop_config: Option<Tenths>,
+    ) -> RuleInUse {
+        let name = flag.unwrap_or_else(|| DecisionRule::from_pins(pins));
+        let tool_drop = match name {
+            DecisionRule::Reference => None,
+            DecisionRule::NoiseAware => Some(
+                tool_drop_flag
+                    .or(tool_drop_config)
+                    .unwrap_or(noise::DEFAULT_GUARD),
+            ),
+        };
+        RuleInUse { name, tool_drop }
+    }
+
+    /// Later pairs re-ask only the tools whose question differs between the sides.
+    pub fn reuses_unchanged(&self) -> bool {
+        self.name == DecisionRule::NoiseAware
     }
 }
 

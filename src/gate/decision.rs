@@ -1,0 +1,90 @@
+//! Which decision rule applies to a run, and the pairs in the form each rule reads.
+
+use tdqs_core::arith::Tenths;
+use tdqs_core::decide::noise::{self, Assessment, NoiseNext, PairTools, ToolScore};
+use tdqs_core::decide::{
+    self, ConfirmationRule, DecisionRule, Medians, Next, PairMeans, RuleInUse,
+};
+use tdqs_core::exit::Verdict;
+use tdqs_core::report::Pair;
+use tdqs_core::score::{AnswerSource, SideScore};
+
+/// One step of the decision.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    ScoreMore,
+    Decided {
+        verdict: Verdict,
+        reason: String,
+        medians: Option<Medians>,
+        assessment: Option<Assessment>,
+    },
+}
+
+fn side_tools(side: &SideScore) -> std::collections::BTreeMap<String, ToolScore> {
+    side.tools
+        .iter()
+        .map(|(name, t)| {
+            (
+                name.clone(),
+                ToolScore {
+                    tdqs: t.tdqs,
+                    noisy: t.answer == AnswerSource::Judged,
+                },
+            )
+        })
+        .collect()
+}
+
+/// A scored pair as the noise-aware rule reads it.
+pub fn pair_tools(pair: &Pair) -> PairTools {
+    PairTools {
+        base: side_tools(&pair.base),
+        head: side_tools(&pair.head),
+    }
+}
+
+/// Decides from the pairs scored so far, or asks for one more.
+pub fn step(pairs: &[Pair], rule: RuleInUse, confirmation: ConfirmationRule) -> Step {
+    match rule.name {
+        DecisionRule::Reference => {
+            let means: Vec<PairMeans> = pairs
+                .iter()
+                .map(|p| PairMeans {
+                    base: p.base.rollups.mean_tdqs.unwrap_or(Tenths(0)),
+                    head: p.head.rollups.mean_tdqs.unwrap_or(Tenths(0)),
+                })
+                .collect();
+            match decide::next(&means, confirmation) {
+                Next::ScoreMore(_) => Step::ScoreMore,
+                Next::Decided(d) => Step::Decided {
+                    verdict: d.verdict,
+                    reason: d.reason,
+                    medians: d.medians,
+                    assessment: None,
+                },
+            }
+        }
+        DecisionRule::NoiseAware => {
+            let tools: Vec<PairTools> = pairs.iter().map(pair_tools).collect();
+            match noise::next(
+                &tools,
+                rule.tool_drop.unwrap_or(noise::DEFAULT_GUARD),
+                confirmation.confirmation_pairs_on_drop,
+            ) {
+                NoiseNext::ScoreMore(_) => Step::ScoreMore,
+                NoiseNext::Decided {
+                    verdict,
+                    reason,
+                    medians,
+                    assessment,
+                } => Step::Decided {
+                    verdict,
+                    reason,
+                    medians,
+                    assessment: Some(assessment),
+                },
+            }
+        }
+    }
+}
