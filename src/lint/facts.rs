@@ -35,7 +35,9 @@ impl Operation {
     }
 
     fn of_verb(verb: &str) -> Operation {
-        if text::DELETE_VERBS.contains(&verb) {
+        if text::AMBIGUOUS_VERBS.contains(&verb) {
+            Operation::Unknown
+        } else if text::DELETE_VERBS.contains(&verb) {
             Operation::Delete
         } else if text::UPDATE_VERBS.contains(&verb) {
             Operation::Update
@@ -397,7 +399,7 @@ fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
             .iter()
             .any(|k| effective.contains_key(*k));
     facts.description = string_field(&effective, "description")
-        .or_else(|| string_field(&effective, "title"))
+        .or_else(|| string_field(&effective, "title").filter(|t| !is_generated_title(name, t)))
         .unwrap_or_default();
     if let Some(values) = effective.get("enum").and_then(Value::as_array) {
         facts.enum_values = values
@@ -442,6 +444,20 @@ fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
             .and_then(Value::as_str)
             == Some("object");
     facts
+}
+
+/// A title a schema generator made from the parameter's name (Pydantic turns `max_length` into
+/// "Max Length", zod-to-json-schema and others do likewise): it says nothing the name does not,
+/// so it is no description.
+pub fn is_generated_title(name: &str, title: &str) -> bool {
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let t = squash(title);
+    !t.is_empty() && t == squash(name)
 }
 
 /// The words of a name (in order) that name its subject: not a leading verb, not a stop or
@@ -585,9 +601,16 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
         operation = desc_verb.map_or(Operation::Unknown, Operation::of_verb);
     }
     if operation == Operation::Unknown && name_verb.is_none() {
-        // Names like `issue_delete` put the verb last.
-        if let Some(v) = name_tokens.iter().rev().find_map(|t| text::verb_base(t)) {
-            operation = Operation::of_verb(v);
+        // Names like `issue_delete` put the verb last; `API-retrieve-a-comment` reads a
+        // comment, so a word that classifies nothing is passed over.
+        if let Some(op) = name_tokens
+            .iter()
+            .rev()
+            .filter_map(|t| text::verb_base(t))
+            .map(Operation::of_verb)
+            .find(|op| *op != Operation::Unknown)
+        {
+            operation = op;
         }
     }
 
@@ -698,6 +721,45 @@ mod tests {
         assert_eq!(f.mentioned_siblings, vec!["close_issue"]);
         assert!(f.cues.destructive.is_some());
         assert!(f.distinguishes());
+    }
+
+    #[test]
+    fn issue_14_item_2_generated_parameter_titles_are_not_descriptions() {
+        let tool = json!({"name": "fetch", "description": "Fetch a URL and return its text.",
+        "inputSchema": {"type": "object", "properties": {
+            "max_length": {"type": "integer", "title": "Max Length"},
+            "startIndex": {"type": "integer", "title": "Startindex"},
+            "raw": {"type": "boolean", "title": "Return the page's HTML unchanged"}
+        }}});
+        let f = extract(&tool, &[]);
+        let described: Vec<&str> = f
+            .params
+            .iter()
+            .filter(|p| !p.description.is_empty())
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(described, vec!["raw"]);
+        assert!(is_generated_title("max_length", "Max Length"));
+        assert!(!is_generated_title(
+            "max_length",
+            "Longest answer in characters"
+        ));
+    }
+
+    #[test]
+    fn issue_14_item_2_ambiguous_verbs_classify_nothing() {
+        for (name, op) in [
+            ("open_nodes", Operation::Unknown),
+            ("resolve-library-id", Operation::Unknown),
+            ("generate_typescript_types", Operation::Unknown),
+            ("trigger-long-running-operation", Operation::Unknown),
+            ("API-retrieve-a-comment", Operation::Read),
+            ("create_entities", Operation::Create),
+            ("delete_issue", Operation::Delete),
+        ] {
+            let f = extract(&json!({"name": name, "description": ""}), &[]);
+            assert_eq!(f.operation, op, "{name}");
+        }
     }
 
     #[test]
