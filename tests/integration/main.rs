@@ -7,6 +7,7 @@ mod gate;
 mod http_gate;
 mod http_judges;
 mod http_stub;
+mod issue_14;
 mod launch;
 mod lint;
 mod loopback;
