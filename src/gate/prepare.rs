@@ -1,8 +1,11 @@
 //! Turning an export into questions: context signals, the shadow-candidate prefilter, hard gates
 //! and the rendered prompts.
 
+use std::sync::Arc;
+
 use crate::error::Error;
 use crate::export::Export;
+use crate::judge::siblings::{Siblings, SideNames};
 use crate::judge::{Judge, Question, QuestionKind, Subject};
 use crate::report::PromptOrigin;
 use crate::score::side::{HardGate, PreparedSide, PreparedTool};
@@ -80,15 +83,12 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
         .clone()
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| "unnamed server".to_string());
+    // One list of names for the whole side; each question holds it shared, with its position.
+    let side = Arc::new(SideNames::new(names.clone()));
     let mut tools = Vec::with_capacity(export.tools.len());
     for (index, tool) in export.tools.iter().enumerate() {
         let name = names[index].clone();
-        let siblings: Vec<String> = names
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != index)
-            .map(|(_, n)| n.clone())
-            .collect();
+        let siblings = Siblings::of(Arc::clone(&side), index);
         let gate = HardGate::of(tool);
         let question = if gate == HardGate::NoDescription {
             None
@@ -96,7 +96,12 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
             let (system, user) = match prompts {
                 Some(p) => (
                     p.tool_system.clone(),
-                    spec::render_tool_user(&p.tool_user, tool, &siblings, &signals[index])?,
+                    spec::render_tool_user(
+                        &p.tool_user,
+                        tool,
+                        &siblings.to_vec(),
+                        &signals[index],
+                    )?,
                 ),
                 None => (String::new(), String::new()),
             };

@@ -1264,7 +1264,7 @@ mod tests {
             user: user.into(),
             subject: Subject::Tool {
                 tool: json!({"name": "t"}),
-                siblings: vec![],
+                siblings: Vec::<String>::new().into(),
                 signals: ContextSignals::default(),
             },
         }

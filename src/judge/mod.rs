@@ -11,6 +11,7 @@ pub mod anthropic;
 pub mod claude_code;
 pub mod http;
 pub mod openai;
+pub mod siblings;
 pub mod static_judge;
 
 use async_trait::async_trait;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Error;
+pub use crate::judge::siblings::Siblings;
 use crate::spec::signals::{ContextSignals, ShadowCandidate};
 
 /// What kind of question is asked.
@@ -35,8 +37,9 @@ pub enum Subject {
     Tool {
         /// The raw tool object as exported.
         tool: Value,
-        /// The names of every other tool of the side, in listing order.
-        siblings: Vec<String>,
+        /// The names of every other tool of the side, in listing order (one list shared by the
+        /// side's questions).
+        siblings: Siblings,
         signals: ContextSignals,
     },
     Coherence {

@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::text::{self, words};
+use crate::judge::siblings::{Siblings, SideNames};
 
 /// The broad kind of operation a tool performs, read from its name and first verb.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -477,6 +478,17 @@ pub fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String
 
 /// Reads one raw tool object. `siblings` are the other tools' names on the same side.
 pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
+    extract_with(tool, &SideNames::new(siblings.to_vec()))
+}
+
+/// Reads one raw tool object against its side's shared, indexed names (its own name among them
+/// or not): the cost is the length of the definition, not the number of tools.
+pub fn extract_in(tool: &Value, siblings: &Siblings) -> ToolFacts {
+    extract_with(tool, siblings.side())
+}
+
+/// Reads one raw tool object; `side` holds the names of the side's tools.
+pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
     let empty = Map::new();
     let obj = tool.as_object().unwrap_or(&empty);
     let name = crate::digest::tool_name(tool).to_string();
@@ -616,19 +628,15 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
 
     // Sentences that send the reader to another tool ("to erase it, use delete_issue
     // instead") describe that tool, not this one.
-    let lower_siblings: Vec<String> = siblings
-        .iter()
-        .filter(|s| **s != name && s.len() > 2)
-        .map(|s| s.to_lowercase())
-        .collect();
+    let is_sibling = |i: &usize| {
+        let s = &side.names()[*i];
+        *s != name && s.len() > 2
+    };
     let own_text = sentences
         .iter()
         .filter(|s| {
-            let l = s.to_lowercase();
             !(text::contrast_cue().is_match(s)
-                && lower_siblings
-                    .iter()
-                    .any(|sib| contains_identifier(&l, sib)))
+                && side.mentioned_in(&s.to_lowercase()).iter().any(is_sibling))
         })
         .cloned()
         .collect::<Vec<_>>()
@@ -650,10 +658,11 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
     };
 
     let lower = clean.to_lowercase();
-    let mentioned_siblings: Vec<String> = siblings
-        .iter()
-        .filter(|s| *s != &name && s.len() > 2 && contains_identifier(&lower, s))
-        .cloned()
+    let mentioned_siblings: Vec<String> = side
+        .mentioned_in(&lower)
+        .into_iter()
+        .filter(is_sibling)
+        .map(|i| side.names()[i].clone())
         .collect();
     let mentioned_params: Vec<String> = params
         .iter()

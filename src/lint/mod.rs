@@ -83,7 +83,11 @@ pub fn lint_tools(
         .iter()
         .map(|t| crate::digest::tool_name(t).to_string())
         .collect();
-    let facts: Vec<facts::ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
+    let side = crate::judge::siblings::SideNames::new(names);
+    let facts: Vec<facts::ToolFacts> = tools
+        .iter()
+        .map(|t| facts::extract_with(t, &side))
+        .collect();
     let namespace = rules::namespace_prefix(&facts);
     let raw = rules::check_all(tools, &facts);
     let findings: Vec<Finding> = raw

@@ -126,6 +126,66 @@ fn name_sets_apart(
         .find(|t| !b_name.contains(t) && wa.contains(t) && !wb.contains(t))
 }
 
+/// How many of the word sets hold each word.
+fn document_frequency(words: &[BTreeSet<String>]) -> HashMap<&str, usize> {
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for w in words {
+        for word in w {
+            *df.entry(word.as_str()).or_default() += 1;
+        }
+    }
+    df
+}
+
+/// Candidate pairs `(i, j)`, `i < j`, sorted: tools of at least three words sharing a rare word
+/// (held by at most [`RARE_DF`] tools), each tool keeping the [`CANDIDATES`] partners sharing the
+/// most. On a server of up to [`CANDIDATES`] + 1 tools this is every pair sharing a word.
+pub fn candidate_pairs(words: &[BTreeSet<String>]) -> Vec<(usize, usize)> {
+    let df = document_frequency(words);
+    candidate_pairs_with(words, &df).into_iter().collect()
+}
+
+fn candidate_pairs_with(
+    words: &[BTreeSet<String>],
+    df: &HashMap<&str, usize>,
+) -> BTreeSet<(usize, usize)> {
+    let comparable = |i: usize| words[i].len() >= 3;
+    let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, w) in words.iter().enumerate() {
+        if !comparable(i) {
+            continue;
+        }
+        for word in w {
+            if df.get(word.as_str()).copied().unwrap_or(0) <= RARE_DF {
+                postings.entry(word.as_str()).or_default().push(i);
+            }
+        }
+    }
+    let mut candidates: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let mut shared: HashMap<usize, usize> = HashMap::new();
+    for (i, w) in words.iter().enumerate() {
+        if !comparable(i) {
+            continue;
+        }
+        shared.clear();
+        for word in w {
+            if let Some(list) = postings.get(word.as_str()) {
+                for &j in list {
+                    if j != i {
+                        *shared.entry(j).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let mut ranked: Vec<(usize, usize)> = shared.iter().map(|(&j, &c)| (j, c)).collect();
+        ranked.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        for (j, _) in ranked.into_iter().take(CANDIDATES) {
+            candidates.insert((i.min(j), i.max(j)));
+        }
+    }
+    candidates
+}
+
 /// True when the two names share a subject word (the same resource): tools about different
 /// resources do not compete, however alike their wording.
 fn share_subject(a: &ToolFacts, b: &ToolFacts) -> bool {
@@ -224,45 +284,8 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
         })
         .collect();
     let comparable = |i: usize| words[i].len() >= 3;
-    let mut df: HashMap<&str, usize> = HashMap::new();
-    for w in &words {
-        for word in w {
-            *df.entry(word.as_str()).or_default() += 1;
-        }
-    }
-    let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, w) in words.iter().enumerate() {
-        if !comparable(i) {
-            continue;
-        }
-        for word in w {
-            if df[word.as_str()] <= RARE_DF {
-                postings.entry(word.as_str()).or_default().push(i);
-            }
-        }
-    }
-    let mut candidates: BTreeSet<(usize, usize)> = BTreeSet::new();
-    let mut shared: HashMap<usize, usize> = HashMap::new();
-    for (i, w) in words.iter().enumerate() {
-        if !comparable(i) {
-            continue;
-        }
-        shared.clear();
-        for word in w {
-            if let Some(list) = postings.get(word.as_str()) {
-                for &j in list {
-                    if j != i {
-                        *shared.entry(j).or_default() += 1;
-                    }
-                }
-            }
-        }
-        let mut ranked: Vec<(usize, usize)> = shared.iter().map(|(&j, &c)| (j, c)).collect();
-        ranked.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-        for (j, _) in ranked.into_iter().take(CANDIDATES) {
-            candidates.insert((i.min(j), i.max(j)));
-        }
-    }
+    let df = document_frequency(&words);
+    let candidates = candidate_pairs_with(&words, &df);
 
     // Templates: tools made almost only of the same common words.
     let mut uf = UnionFind((0..n).collect());

@@ -170,7 +170,7 @@ fn question_key(judge_reads_prompts: bool, q: &Question) -> String {
             Subject::Tool { tool, siblings, .. } => {
                 h.update(serde_json::to_vec(tool).unwrap_or_default());
                 h.update(b"\0");
-                h.update(siblings.join("\n").as_bytes());
+                h.update(siblings.digest());
             }
             Subject::Coherence {
                 server_name,

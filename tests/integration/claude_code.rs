@@ -43,7 +43,7 @@ fn tool_question(description: &str) -> Question {
         user: tool_prompt(description),
         subject: Subject::Tool {
             tool: json!({"name": "read_file", "description": description}),
-            siblings: vec![],
+            siblings: Vec::<String>::new().into(),
             signals: ContextSignals::default(),
         },
     }

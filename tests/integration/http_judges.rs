@@ -57,7 +57,7 @@ fn tool_question() -> Question {
         user: "Tool: list_items\nDescription: \"Lists items.\"\nAnswer in JSON.".to_string(),
         subject: Subject::Tool {
             tool: json!({"name": "list_items", "description": "Lists items.", "inputSchema": {"type": "object"}}),
-            siblings: vec!["get_item".to_string()],
+            siblings: vec!["get_item".to_string()].into(),
             signals: ContextSignals::default(),
         },
     }
