@@ -85,6 +85,16 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
         .unwrap_or_else(|| "unnamed server".to_string());
     // One list of names for the whole side; each question holds it shared, with its position.
     let side = Arc::new(SideNames::new(names.clone()));
+    let tool_template: Option<Arc<str>> = match prompts {
+        Some(p) => {
+            // Render one prompt now so a template error surfaces here, as before.
+            if let (Some(tool), Some(signals)) = (export.tools.first(), signals.first()) {
+                spec::render_tool_user(&p.tool_user, tool, &[], signals)?;
+            }
+            Some(Arc::from(p.tool_user.as_str()))
+        }
+        None => None,
+    };
     let mut tools = Vec::with_capacity(export.tools.len());
     for (index, tool) in export.tools.iter().enumerate() {
         let name = names[index].clone();
@@ -93,27 +103,19 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
         let question = if gate == HardGate::NoDescription {
             None
         } else {
-            let (system, user) = match prompts {
-                Some(p) => (
-                    p.tool_system.clone(),
-                    spec::render_tool_user(
-                        &p.tool_user,
-                        tool,
-                        &siblings.to_vec(),
-                        &signals[index],
-                    )?,
-                ),
-                None => (String::new(), String::new()),
-            };
+            // The prompt is rendered when the question is asked (`Question::rendered`); the
+            // template was checked once, so rendering cannot fail for one tool and not another.
+            let system = prompts.map_or_else(String::new, |p| p.tool_system.clone());
             Some(Question {
                 kind: QuestionKind::Tool,
                 system,
-                user,
+                user: String::new(),
                 subject: Subject::Tool {
                     tool: tool.clone(),
                     siblings,
                     signals: signals[index].clone(),
                 },
+                user_template: tool_template.clone(),
             })
         };
         tools.push(PreparedTool {
@@ -151,6 +153,7 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
                 signals,
                 candidates: candidates.clone(),
             },
+            user_template: None,
         },
         candidates,
     })

@@ -1259,6 +1259,7 @@ mod tests {
 
     fn question(system: &str, user: &str) -> Question {
         Question {
+            user_template: None,
             kind: QuestionKind::Tool,
             system: system.into(),
             user: user.into(),

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 use tdqs_gate::judge::static_judge::tool_answer;
+use tdqs_gate::judge::Subject;
 use tdqs_gate::lint::{self, LintConfig, LintReport, Severity};
 
 const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
@@ -306,4 +307,67 @@ fn issue_14_item_5_text_addressed_to_the_judge_lowers_never_raises_the_static_sc
             "{name}"
         );
     }
+}
+
+#[test]
+fn issue_14_item_4_tool_prompts_are_rendered_when_asked_with_one_shared_name_list() {
+    let export: tdqs_gate::export::Export =
+        serde_json::from_str(&std::fs::read_to_string(corpus("gitlab")).expect("read"))
+            .expect("an export");
+    let standin: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec/standin-prompts.json"),
+        )
+        .expect("stand-in prompts"),
+    )
+    .expect("JSON");
+    let get = |key: &str| standin[key].as_str().expect(key).to_string();
+    let prompts = tdqs_gate::spec::Prompts {
+        tool_system: get("tool_system"),
+        tool_user: get("tool_user"),
+        coherence_system: get("coherence_system"),
+        coherence_user: get("coherence_user"),
+    };
+    let side = tdqs_gate::gate::prepare::prepare_side(&export, Some(&prompts)).expect("prepared");
+    let questions: Vec<&tdqs_gate::judge::Question> = side
+        .tools
+        .iter()
+        .filter_map(|t| t.question.as_ref())
+        .collect();
+    assert_eq!(questions.len(), 262);
+    // Nothing rendered up front: no question holds the 261 sibling names as text.
+    assert!(questions
+        .iter()
+        .all(|q| q.user.is_empty() && q.user_template.is_some()));
+    // One name list for the side, shared by every question.
+    let Subject::Tool { siblings, .. } = &questions[0].subject else {
+        panic!("a tool question")
+    };
+    let Subject::Tool { siblings: last, .. } = &questions[261].subject else {
+        panic!("a tool question")
+    };
+    assert!(std::ptr::eq(siblings.side(), last.side()));
+    assert_eq!(siblings.len(), 261);
+    // Rendered when asked: the same text the eager rendering gave.
+    let q = questions[7];
+    let rendered = q.rendered().expect("renders");
+    let Subject::Tool {
+        tool,
+        siblings,
+        signals,
+    } = &q.subject
+    else {
+        panic!("a tool question")
+    };
+    let eager =
+        tdqs_gate::spec::render_tool_user(&prompts.tool_user, tool, &siblings.to_vec(), signals)
+            .expect("renders");
+    assert_eq!(rendered.user, eager);
+    assert!(rendered.user_template.is_none());
+    assert!(rendered.user.contains(
+        &export.tools[0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    ));
 }
