@@ -1,11 +1,14 @@
 //! Turning an export into questions: context signals, the shadow-candidate prefilter, hard gates
 //! and the rendered prompts.
 
+use std::sync::Arc;
+
 use crate::judge::{Judge, Question, QuestionKind, Subject};
 use crate::score::side::{HardGate, PreparedSide, PreparedTool};
 use crate::spec::{self, FetchOptions, PromptSource};
 use tdqs_core::error::Error;
 use tdqs_core::export::Export;
+use tdqs_core::judge::siblings::{Siblings, SideNames};
 use tdqs_core::report::PromptOrigin;
 use tdqs_core::spec::pins::Pins;
 use tdqs_core::spec::signals::{context_signals, shadow_candidates};
@@ -81,35 +84,39 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
         .clone()
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| "unnamed server".to_string());
+    // One list of names for the whole side; each question holds it shared, with its position.
+    let side = Arc::new(SideNames::new(names.clone()));
+    let tool_template: Option<Arc<str>> = match prompts {
+        Some(p) => {
+            // Render one prompt now so a template error surfaces here, as before.
+            if let (Some(tool), Some(signals)) = (export.tools.first(), signals.first()) {
+                render_tool_user(&p.tool_user, tool, &[], signals)?;
+            }
+            Some(Arc::from(p.tool_user.as_str()))
+        }
+        None => None,
+    };
     let mut tools = Vec::with_capacity(export.tools.len());
     for (index, tool) in export.tools.iter().enumerate() {
         let name = names[index].clone();
-        let siblings: Vec<String> = names
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != index)
-            .map(|(_, n)| n.clone())
-            .collect();
+        let siblings = Siblings::of(Arc::clone(&side), index);
         let gate = HardGate::of(tool);
         let question = if gate == HardGate::NoDescription {
             None
         } else {
-            let (system, user) = match prompts {
-                Some(p) => (
-                    p.tool_system.clone(),
-                    render_tool_user(&p.tool_user, tool, &siblings, &signals[index])?,
-                ),
-                None => (String::new(), String::new()),
-            };
+            // The prompt is rendered when the question is asked (`Question::rendered`); the
+            // template was checked once, so rendering cannot fail for one tool and not another.
+            let system = prompts.map_or_else(String::new, |p| p.tool_system.clone());
             Some(Question {
                 kind: QuestionKind::Tool,
                 system,
-                user,
+                user: String::new(),
                 subject: Subject::Tool {
                     tool: tool.clone(),
                     siblings,
                     signals: signals[index].clone(),
                 },
+                user_template: tool_template.clone(),
             })
         };
         tools.push(PreparedTool {
@@ -147,6 +154,7 @@ pub fn prepare_side(export: &Export, prompts: Option<&Prompts>) -> Result<Prepar
                 signals,
                 candidates: candidates.clone(),
             },
+            user_template: None,
         },
         candidates,
     })

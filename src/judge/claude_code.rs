@@ -1233,12 +1233,13 @@ mod tests {
 
     fn question(system: &str, user: &str) -> Question {
         Question {
+            user_template: None,
             kind: QuestionKind::Tool,
             system: system.into(),
             user: user.into(),
             subject: Subject::Tool {
                 tool: json!({"name": "t"}),
-                siblings: vec![],
+                siblings: Vec::<String>::new().into(),
                 signals: ContextSignals::default(),
             },
         }

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 
 use tdqs_core::error::Error;
 pub use tdqs_core::judge::{
-    CallFailure, JudgeInfo, Question, QuestionKind, Reply, Subject, TokenUsage,
+    CallFailure, JudgeInfo, Question, QuestionKind, Reply, Siblings, Subject, TokenUsage,
 };
 
 #[async_trait]

@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use super::{CallFailure, Judge, JudgeInfo, Question, Reply, Subject, TokenUsage};
 use crate::lint::facts::{self, InjectionKind, Operation, ToolFacts};
 use crate::lint::{rules, text};
+use tdqs_core::judge::siblings::{Siblings, SideNames};
 use tdqs_core::rubric::ToolDimension;
 use tdqs_core::spec::signals::ShadowCandidate;
 
@@ -41,7 +42,7 @@ impl StaticJudge {
     /// The answer text for a question's subject (what [`Judge::ask`] returns).
     pub fn answer(&self, subject: &Subject) -> String {
         let value = match subject {
-            Subject::Tool { tool, siblings, .. } => tool_answer(tool, siblings),
+            Subject::Tool { tool, siblings, .. } => tool_answer_in(tool, siblings),
             Subject::Coherence {
                 server_name,
                 tools,
@@ -99,31 +100,46 @@ fn quote(s: &str) -> String {
     }
 }
 
-/// The sibling most likely to be confused with this tool: the one sharing most subject words.
-fn nearest_sibling(f: &ToolFacts, siblings: &[String]) -> Option<String> {
+/// A name's words, singular, for comparing names.
+fn singular_tokens(name: &str) -> Vec<String> {
+    text::name_tokens(name)
+        .iter()
+        .map(|t| text::singular(t))
+        .collect()
+}
+
+/// The sibling most likely to be confused with this tool: the one sharing most subject words
+/// (ties: the name that sorts first). Only names sharing a subject word are looked at, through
+/// the side's word index.
+fn nearest_sibling(f: &ToolFacts, side: &SideNames) -> Option<String> {
     let own_subject: BTreeSet<String> = f
         .subject_tokens()
         .iter()
         .map(|t| text::singular(t))
         .collect();
     let own_all: BTreeSet<String> = f.name_tokens.iter().map(|t| text::singular(t)).collect();
-    siblings
+    let index = side.token_index(singular_tokens);
+    let mut candidates: Vec<usize> = own_subject
         .iter()
-        .filter(|s| **s != f.name)
-        .map(|s| {
-            let theirs: BTreeSet<String> = text::name_tokens(s)
-                .iter()
-                .map(|t| text::singular(t))
-                .collect();
+        .filter_map(|w| index.by_token.get(w))
+        .flatten()
+        .copied()
+        .collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    candidates
+        .into_iter()
+        .filter(|&i| side.names()[i] != f.name)
+        .map(|i| {
+            let theirs = &index.tokens[i];
+            let subject = theirs.iter().filter(|t| own_subject.contains(*t)).count();
+            let all = theirs.iter().filter(|t| own_all.contains(*t)).count();
             // Shared subject words count double: `get_issues` is nearer to `get_issue` than
             // `close_issue` is.
-            let score = 2 * own_subject.intersection(&theirs).count()
-                + own_all.intersection(&theirs).count();
-            (own_subject.intersection(&theirs).count(), score, s)
+            (2 * subject + all, &side.names()[i])
         })
-        .filter(|(subject, _, _)| *subject > 0)
-        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.2.cmp(a.2)))
-        .map(|(_, _, s)| s.clone())
+        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, s)| s.clone())
 }
 
 fn weak_usage() -> &'static regex::Regex {
@@ -651,7 +667,13 @@ const WEIGHTS: [(&str, u32); 6] = [
 
 /// The per-tool answer as a JSON value.
 pub fn tool_answer(tool: &Value, siblings: &[String]) -> Value {
-    let f = facts::extract(tool, siblings);
+    tool_answer_in(tool, &Siblings::from(siblings.to_vec()))
+}
+
+/// The per-tool answer against the side's shared names.
+pub fn tool_answer_in(tool: &Value, siblings: &Siblings) -> Value {
+    let side = siblings.side();
+    let f = facts::extract_with(tool, side);
     if !f.has_description() {
         let why = "There is no description, so nothing can be judged beyond the name.";
         let scores: serde_json::Map<String, Value> = WEIGHTS
@@ -664,7 +686,7 @@ pub fn tool_answer(tool: &Value, siblings: &[String]) -> Value {
             "summary": format!("{} has no description; every dimension scores 1 (static rules {STATIC_MODEL}, no model).", code(&f.name)),
         });
     }
-    let sibling = nearest_sibling(&f, siblings);
+    let sibling = nearest_sibling(&f, side);
     let contra = contradiction(&f);
     let dims = [
         purpose(&f, sibling.as_deref()),
@@ -759,29 +781,52 @@ pub fn coherence_answer(
         .iter()
         .map(|t| tdqs_core::digest::tool_name(t).to_string())
         .collect();
-    let all: Vec<ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
+    let side = SideNames::new(names);
+    let all: Vec<ToolFacts> = tools
+        .iter()
+        .map(|t| facts::extract_with(t, &side))
+        .collect();
     let n = all.len();
     let words: Vec<BTreeSet<String>> = all.iter().map(|f| text::content_words(&f.clean)).collect();
 
-    // Disambiguation.
+    // Disambiguation: pairs from the lint's word index (every sharing pair on a server of up to
+    // 25 tools; bounded per tool beyond), plus identical descriptions found by their text.
+    let pair = |i: usize, j: usize| format!("{} / {}", code(&all[i].name), code(&all[j].name));
     let mut identical = Vec::new();
-    let mut near = Vec::new();
-    let mut overlap = Vec::new();
-    for i in 0..n {
-        for j in (i + 1)..n {
-            if words[i].len() < 3 || words[j].len() < 3 {
-                continue;
+    let mut near: Vec<String> = Vec::new();
+    let mut near_count = 0usize;
+    let mut overlap: Vec<String> = Vec::new();
+    let mut overlap_count = 0usize;
+    let mut same_text: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, f) in all.iter().enumerate() {
+        if words[i].len() >= 3 {
+            same_text.entry(text::bare(&f.clean)).or_default().push(i);
+        }
+    }
+    // The first identical pair in listing order, as a pass over every pair would find it.
+    if let Some(members) = same_text
+        .values()
+        .filter(|m| m.len() >= 2)
+        .min_by_key(|m| m[0])
+    {
+        identical.push(pair(members[0], members[1]));
+    }
+    for (i, j) in crate::lint::pairs::candidate_pairs(&words) {
+        if text::bare(&all[i].clean) == text::bare(&all[j].clean) {
+            continue;
+        }
+        let sim = text::jaccard(&words[i], &words[j]);
+        let guided = all[i].mentioned_siblings.contains(&all[j].name)
+            || all[j].mentioned_siblings.contains(&all[i].name);
+        if sim >= 0.7 {
+            near_count += 1;
+            if near.is_empty() {
+                near.push(pair(i, j));
             }
-            let sim = text::jaccard(&words[i], &words[j]);
-            let guided = all[i].mentioned_siblings.contains(&all[j].name)
-                || all[j].mentioned_siblings.contains(&all[i].name);
-            let pair = format!("{} / {}", code(&all[i].name), code(&all[j].name));
-            if text::bare(&all[i].clean) == text::bare(&all[j].clean) {
-                identical.push(pair);
-            } else if sim >= 0.7 {
-                near.push(pair);
-            } else if sim >= 0.4 && !guided {
-                overlap.push(pair);
+        } else if sim >= 0.4 && !guided {
+            overlap_count += 1;
+            if overlap.is_empty() {
+                overlap.push(pair(i, j));
             }
         }
     }
@@ -791,9 +836,9 @@ pub fn coherence_answer(
         .count();
     let mut dis: i32 = if !identical.is_empty() {
         1
-    } else if near.len() > 1 {
+    } else if near_count > 1 {
         2
-    } else if !near.is_empty() || overlap.len() * 4 > n.max(1) {
+    } else if near_count > 0 || overlap_count * 4 > n.max(1) {
         3
     } else if !overlap.is_empty() {
         4
@@ -809,13 +854,13 @@ pub fn coherence_answer(
         (Some(p), _, _) => format!("{p} share one description, so they cannot be told apart."),
         (None, Some(p), _) => format!(
             "{} pair{} of descriptions are near-identical, e.g. {p}.",
-            near.len(),
-            if near.len() == 1 { "" } else { "s" }
+            near_count,
+            if near_count == 1 { "" } else { "s" }
         ),
         (None, None, Some(p)) => format!(
             "{} pair{} overlap without saying which to prefer, e.g. {p}.",
-            overlap.len(),
-            if overlap.len() == 1 { "" } else { "s" }
+            overlap_count,
+            if overlap_count == 1 { "" } else { "s" }
         ),
         _ => "No two descriptions overlap enough to be confused.".to_string(),
     };

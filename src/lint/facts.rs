@@ -5,6 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::text::{self, words};
+pub use tdqs_core::judge::siblings::contains_identifier;
+use tdqs_core::judge::siblings::{Siblings, SideNames};
 
 /// The broad kind of operation a tool performs, read from its name and first verb.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +37,9 @@ impl Operation {
     }
 
     fn of_verb(verb: &str) -> Operation {
-        if text::DELETE_VERBS.contains(&verb) {
+        if text::AMBIGUOUS_VERBS.contains(&verb) {
+            Operation::Unknown
+        } else if text::DELETE_VERBS.contains(&verb) {
             Operation::Delete
         } else if text::UPDATE_VERBS.contains(&verb) {
             Operation::Update
@@ -331,29 +335,6 @@ fn string_field(map: &Map<String, Value>, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Contains `needle` with no identifier character on either side (case-insensitive).
-pub fn contains_identifier(haystack_lower: &str, needle: &str) -> bool {
-    let needle = needle.to_lowercase();
-    if needle.is_empty() {
-        return false;
-    }
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
-    let mut start = 0;
-    while let Some(pos) = haystack_lower[start..].find(&needle) {
-        let at = start + pos;
-        let before = haystack_lower[..at].chars().next_back();
-        let after = haystack_lower[at + needle.len()..].chars().next();
-        if !before.is_some_and(is_ident) && !after.is_some_and(is_ident) {
-            return true;
-        }
-        start = at + needle.len().max(1);
-        if start >= haystack_lower.len() {
-            break;
-        }
-    }
-    false
-}
-
 fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
     let mut facts = ParamFacts {
         name: name.to_string(),
@@ -397,7 +378,7 @@ fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
             .iter()
             .any(|k| effective.contains_key(*k));
     facts.description = string_field(&effective, "description")
-        .or_else(|| string_field(&effective, "title"))
+        .or_else(|| string_field(&effective, "title").filter(|t| !is_generated_title(name, t)))
         .unwrap_or_default();
     if let Some(values) = effective.get("enum").and_then(Value::as_array) {
         facts.enum_values = values
@@ -444,6 +425,20 @@ fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
     facts
 }
 
+/// A title a schema generator made from the parameter's name (Pydantic turns `max_length` into
+/// "Max Length", zod-to-json-schema and others do likewise): it says nothing the name does not,
+/// so it is no description.
+pub fn is_generated_title(name: &str, title: &str) -> bool {
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let t = squash(title);
+    !t.is_empty() && t == squash(name)
+}
+
 /// The words of a name (in order) that name its subject: not a leading verb, not a stop or
 /// generic word, not a single letter.
 pub fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String> {
@@ -461,6 +456,17 @@ pub fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String
 
 /// Reads one raw tool object. `siblings` are the other tools' names on the same side.
 pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
+    extract_with(tool, &SideNames::new(siblings.to_vec()))
+}
+
+/// Reads one raw tool object against its side's shared, indexed names (its own name among them
+/// or not): the cost is the length of the definition, not the number of tools.
+pub fn extract_in(tool: &Value, siblings: &Siblings) -> ToolFacts {
+    extract_with(tool, siblings.side())
+}
+
+/// Reads one raw tool object; `side` holds the names of the side's tools.
+pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
     let empty = Map::new();
     let obj = tool.as_object().unwrap_or(&empty);
     let name = tdqs_core::digest::tool_name(tool).to_string();
@@ -585,27 +591,30 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
         operation = desc_verb.map_or(Operation::Unknown, Operation::of_verb);
     }
     if operation == Operation::Unknown && name_verb.is_none() {
-        // Names like `issue_delete` put the verb last.
-        if let Some(v) = name_tokens.iter().rev().find_map(|t| text::verb_base(t)) {
-            operation = Operation::of_verb(v);
+        // Names like `issue_delete` put the verb last; `API-retrieve-a-comment` reads a
+        // comment, so a word that classifies nothing is passed over.
+        if let Some(op) = name_tokens
+            .iter()
+            .rev()
+            .filter_map(|t| text::verb_base(t))
+            .map(Operation::of_verb)
+            .find(|op| *op != Operation::Unknown)
+        {
+            operation = op;
         }
     }
 
     // Sentences that send the reader to another tool ("to erase it, use delete_issue
     // instead") describe that tool, not this one.
-    let lower_siblings: Vec<String> = siblings
-        .iter()
-        .filter(|s| **s != name && s.len() > 2)
-        .map(|s| s.to_lowercase())
-        .collect();
+    let is_sibling = |i: &usize| {
+        let s = &side.names()[*i];
+        *s != name && s.len() > 2
+    };
     let own_text = sentences
         .iter()
         .filter(|s| {
-            let l = s.to_lowercase();
             !(text::contrast_cue().is_match(s)
-                && lower_siblings
-                    .iter()
-                    .any(|sib| contains_identifier(&l, sib)))
+                && side.mentioned_in(&s.to_lowercase()).iter().any(is_sibling))
         })
         .cloned()
         .collect::<Vec<_>>()
@@ -627,10 +636,11 @@ pub fn extract(tool: &Value, siblings: &[String]) -> ToolFacts {
     };
 
     let lower = clean.to_lowercase();
-    let mentioned_siblings: Vec<String> = siblings
-        .iter()
-        .filter(|s| *s != &name && s.len() > 2 && contains_identifier(&lower, s))
-        .cloned()
+    let mentioned_siblings: Vec<String> = side
+        .mentioned_in(&lower)
+        .into_iter()
+        .filter(is_sibling)
+        .map(|i| side.names()[i].clone())
         .collect();
     let mentioned_params: Vec<String> = params
         .iter()
@@ -698,6 +708,45 @@ mod tests {
         assert_eq!(f.mentioned_siblings, vec!["close_issue"]);
         assert!(f.cues.destructive.is_some());
         assert!(f.distinguishes());
+    }
+
+    #[test]
+    fn issue_14_item_2_generated_parameter_titles_are_not_descriptions() {
+        let tool = json!({"name": "fetch", "description": "Fetch a URL and return its text.",
+        "inputSchema": {"type": "object", "properties": {
+            "max_length": {"type": "integer", "title": "Max Length"},
+            "startIndex": {"type": "integer", "title": "Startindex"},
+            "raw": {"type": "boolean", "title": "Return the page's HTML unchanged"}
+        }}});
+        let f = extract(&tool, &[]);
+        let described: Vec<&str> = f
+            .params
+            .iter()
+            .filter(|p| !p.description.is_empty())
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(described, vec!["raw"]);
+        assert!(is_generated_title("max_length", "Max Length"));
+        assert!(!is_generated_title(
+            "max_length",
+            "Longest answer in characters"
+        ));
+    }
+
+    #[test]
+    fn issue_14_item_2_ambiguous_verbs_classify_nothing() {
+        for (name, op) in [
+            ("open_nodes", Operation::Unknown),
+            ("resolve-library-id", Operation::Unknown),
+            ("generate_typescript_types", Operation::Unknown),
+            ("trigger-long-running-operation", Operation::Unknown),
+            ("API-retrieve-a-comment", Operation::Read),
+            ("create_entities", Operation::Create),
+            ("delete_issue", Operation::Delete),
+        ] {
+            let f = extract(&json!({"name": name, "description": ""}), &[]);
+            assert_eq!(f.operation, op, "{name}");
+        }
     }
 
     #[test]

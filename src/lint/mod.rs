@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod facts;
+pub mod pairs;
 pub mod render;
 pub mod rules;
 pub mod scorecard;
@@ -30,7 +31,7 @@ pub use scorecard::Scorecard;
 
 /// Version of the rules; any change that can move a finding or a score bumps it, and reports
 /// are comparable only within one version.
-pub const RULES_VERSION: &str = "tdqs-gate-lint/1";
+pub const RULES_VERSION: &str = "tdqs-gate-lint/2";
 
 /// The result of linting one side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,7 +83,11 @@ pub fn lint_tools(
         .iter()
         .map(|t| tdqs_core::digest::tool_name(t).to_string())
         .collect();
-    let facts: Vec<facts::ToolFacts> = tools.iter().map(|t| facts::extract(t, &names)).collect();
+    let side = tdqs_core::judge::siblings::SideNames::new(names);
+    let facts: Vec<facts::ToolFacts> = tools
+        .iter()
+        .map(|t| facts::extract_with(t, &side))
+        .collect();
     let namespace = rules::namespace_prefix(&facts);
     let raw = rules::check_all(tools, &facts);
     let findings: Vec<Finding> = raw

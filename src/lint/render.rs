@@ -73,12 +73,17 @@ pub fn render_text(report: &LintReport) -> String {
             push_finding(&mut out, f);
         }
     }
+    // Findings by tool, gathered once (the report lists them in tool order).
+    let mut by_tool: std::collections::HashMap<&str, Vec<&Finding>> =
+        std::collections::HashMap::new();
+    for f in &report.findings {
+        if let Some(tool) = f.tool.as_deref() {
+            by_tool.entry(tool).or_default().push(f);
+        }
+    }
+    let mut info_codes: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for card in &report.scorecards {
-        let findings: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.tool.as_deref() == Some(card.tool.as_str()))
-            .collect();
+        let findings = by_tool.remove(card.tool.as_str()).unwrap_or_default();
         out.push_str(&format!(
             "\n{} · {}/100 (purpose {}/20, when to use {}/20, arguments {}/25, return {}/15, constraints {}/10, examples {}/10)\n",
             card.tool,
@@ -93,8 +98,43 @@ pub fn render_text(report: &LintReport) -> String {
         if findings.is_empty() {
             out.push_str("  no findings\n");
         }
+        // Errors and warnings in full; info findings on one line per tool (code, and the
+        // parameters it concerns), explained once in the key at the end.
+        let mut info: Vec<(&str, Vec<&str>)> = Vec::new();
         for f in findings {
-            push_finding(&mut out, f);
+            if f.severity == Severity::Info {
+                info_codes.insert(f.code.as_str());
+                match info.iter_mut().find(|(code, _)| *code == f.code) {
+                    Some((_, params)) => params.extend(f.parameter.as_deref()),
+                    None => info.push((
+                        f.code.as_str(),
+                        f.parameter.as_deref().into_iter().collect(),
+                    )),
+                }
+            } else {
+                push_finding(&mut out, f);
+            }
+        }
+        if !info.is_empty() {
+            let parts: Vec<String> = info
+                .iter()
+                .map(|(code, params)| {
+                    if params.is_empty() {
+                        code.to_string()
+                    } else {
+                        format!("{code} [{}]", params.join(", "))
+                    }
+                })
+                .collect();
+            out.push_str(&format!("  {:<7}  {}\n", "info", parts.join(", ")));
+        }
+    }
+    if !info_codes.is_empty() {
+        out.push_str("\ninfo codes (`--json` or `--sarif` give each finding's message):\n");
+        for code in info_codes {
+            if let Some(rule) = rules::rule(code) {
+                out.push_str(&format!("  {code} {} · {}\n", rule.slug, rule.title));
+            }
         }
     }
     out.push('\n');

@@ -317,7 +317,8 @@ fn naming_convention(name: &str) -> Option<&'static str> {
     }
 }
 
-fn name_key(name: &str) -> Vec<String> {
+/// The words a name reduces to: case, separators, trailing digits and plurals ignored.
+pub(super) fn name_key(name: &str) -> Vec<String> {
     text::name_tokens(name)
         .into_iter()
         .map(|t| t.trim_end_matches(|c: char| c.is_ascii_digit()).to_string())
@@ -979,6 +980,7 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
             }
         }
     }
+    let mut boilerplate: BTreeSet<String> = BTreeSet::new();
     for (sentence, owners) in notes {
         if owners.len() >= 3 {
             c.push(
@@ -994,76 +996,20 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
                     .into(),
                 owners,
             );
+            boilerplate.insert(sentence);
         }
     }
 
-    // Pairs: near-duplicate names, near-identical and overlapping descriptions. Each pair is
-    // judged on its own two tools, so an unrelated new tool cannot flip a finding.
-    let words: Vec<BTreeSet<String>> = facts
-        .iter()
-        .map(|f| text::content_words(&f.clean))
-        .collect();
-    let keys: Vec<Vec<String>> = facts.iter().map(|f| name_key(&f.name)).collect();
-    let mut pair_findings: Vec<(usize, Finding)> = Vec::new();
-    for i in 0..n {
-        for j in (i + 1)..n {
-            let (a, b) = (&facts[i], &facts[j]);
-            let mut local = Collector {
-                findings: Vec::new(),
-            };
-            if !keys[i].is_empty() && keys[i] == keys[j] && a.name != b.name {
-                local.push(
-                    "TDQS-N001",
-                    Some(&a.name),
-                    None,
-                    format!(
-                        "`{}` and `{}` reduce to the same words ({}).",
-                        a.name,
-                        b.name,
-                        keys[i].join(" ")
-                    ),
-                    format!(
-                        "Keep one of `{}` and `{}`, or name what differs.",
-                        a.name, b.name
-                    ),
-                    vec![b.name.clone()],
-                );
-            } else if a.name == b.name {
-                local.push(
-                    "TDQS-N001",
-                    Some(&a.name),
-                    None,
-                    format!("`{}` is listed twice.", a.name),
-                    "Remove the duplicate tool.".into(),
-                    vec![b.name.clone()],
-                );
-            }
-            if a.has_description()
-                && b.has_description()
-                && words[i].len() >= 3
-                && words[j].len() >= 3
-            {
-                let sim = text::jaccard(&words[i], &words[j]);
-                let guided = a.mentioned_siblings.contains(&b.name)
-                    || b.mentioned_siblings.contains(&a.name);
-                if sim >= 0.7 {
-                    local.push("TDQS-D005", Some(&a.name), None, format!("`{}` and `{}` share {:.0}% of their meaningful words.", a.name, b.name, sim * 100.0), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()]);
-                } else if sim >= 0.4 && !guided {
-                    local.push("TDQS-D006", Some(&a.name), None, format!("`{}` and `{}` overlap ({:.0}% shared words) and neither says which to prefer.", a.name, b.name, sim * 100.0), format!("Add to each a sentence such as 'for … use `{}` instead'.", b.name), vec![b.name.clone()]);
-                }
-            }
-            pair_findings.extend(local.findings.into_iter().map(|f| (i, f)));
-        }
+    // Pairs: near-duplicate names, near-identical and overlapping descriptions, from an index
+    // and bounded per tool (see `pairs`). Each pair is judged on its own two tools.
+    let mut per_tool: Vec<Vec<Finding>> = vec![Vec::new(); n];
+    for (i, f) in super::pairs::pair_findings(facts, &boilerplate) {
+        per_tool[i].push(f);
     }
 
-    for (idx, (f, tool)) in facts.iter().zip(tools).enumerate() {
+    for ((f, tool), pairs) in facts.iter().zip(tools).zip(per_tool) {
         check_tool(&mut c, f, tool, namespace.as_deref());
-        c.findings.extend(
-            pair_findings
-                .iter()
-                .filter(|(i, _)| *i == idx)
-                .map(|(_, f)| f.clone()),
-        );
+        c.findings.extend(pairs);
     }
 
     // Catalogue order within each tool keeps output stable across rule edits.

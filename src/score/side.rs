@@ -138,13 +138,36 @@ fn question_key(judge_reads_prompts: bool, q: &Question) -> String {
     if judge_reads_prompts {
         h.update(q.system.as_bytes());
         h.update(b"\0");
-        h.update(q.user.as_bytes());
+        match (&q.user_template, &q.subject) {
+            // Not rendered yet: what the prompt is made of, which fixes its text.
+            (
+                Some(template),
+                Subject::Tool {
+                    tool,
+                    siblings,
+                    signals,
+                },
+            ) => {
+                h.update(b"template\0");
+                h.update(template.as_bytes());
+                h.update(b"\0");
+                h.update(serde_json::to_vec(tool).unwrap_or_default());
+                h.update(b"\0");
+                for name in siblings.iter() {
+                    h.update(name.as_bytes());
+                    h.update(b"\n");
+                }
+                h.update(b"\0");
+                h.update(serde_json::to_vec(signals).unwrap_or_default());
+            }
+            _ => h.update(q.user.as_bytes()),
+        }
     } else {
         match &q.subject {
             Subject::Tool { tool, siblings, .. } => {
                 h.update(serde_json::to_vec(tool).unwrap_or_default());
                 h.update(b"\0");
-                h.update(siblings.join("\n").as_bytes());
+                h.update(siblings.digest());
             }
             Subject::Coherence {
                 server_name,
@@ -436,11 +459,13 @@ async fn ask_with_retries(
     tokens: &Mutex<TokenUsage>,
 ) -> Result<Answer, Error> {
     let what = describe(question);
+    // A tool prompt is rendered only now, one question at a time per permit.
+    let rendered = question.rendered()?;
     let mut last: Option<CallFailure> = None;
     let mut last_text = String::new();
     for attempt in 0..=retries {
         attempts.fetch_add(1, Ordering::SeqCst);
-        let outcome = match judge.ask(question).await {
+        let outcome = match judge.ask(&rendered).await {
             Ok(reply) => {
                 tokens
                     .lock()

@@ -38,12 +38,13 @@ fn tool_prompt(description: &str) -> String {
 
 fn tool_question(description: &str) -> Question {
     Question {
+        user_template: None,
         kind: QuestionKind::Tool,
         system: SYSTEM_PROMPT.to_string(),
         user: tool_prompt(description),
         subject: Subject::Tool {
             tool: json!({"name": "read_file", "description": description}),
-            siblings: vec![],
+            siblings: Vec::<String>::new().into(),
             signals: ContextSignals::default(),
         },
     }
@@ -351,6 +352,7 @@ fn answers_follow_the_prompt_so_a_worse_description_scores_lower() {
     assert_eq!(empty, 6, "an empty description scores 1 everywhere");
 
     let coherence = Question {
+        user_template: None,
         kind: QuestionKind::Coherence,
         system: "Judge the tool set. Reply with JSON: scores, shadowing_risks, summary.".into(),
         user: "Server: files\n<tools>\n- read_file: Reads\n- write_file: Writes\n- list_files: Lists\n</tools>\n".into(),

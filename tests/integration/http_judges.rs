@@ -52,12 +52,13 @@ fn http_options(waits: &Waits, max_retries: u32) -> HttpOptions {
 
 fn tool_question() -> Question {
     Question {
+        user_template: None,
         kind: QuestionKind::Tool,
         system: "Stand-in judge instructions: rate the tool on six dimensions.".to_string(),
         user: "Tool: list_items\nDescription: \"Lists items.\"\nAnswer in JSON.".to_string(),
         subject: Subject::Tool {
             tool: json!({"name": "list_items", "description": "Lists items.", "inputSchema": {"type": "object"}}),
-            siblings: vec!["get_item".to_string()],
+            siblings: vec!["get_item".to_string()].into(),
             signals: ContextSignals::default(),
         },
     }
@@ -65,6 +66,7 @@ fn tool_question() -> Question {
 
 fn coherence_question() -> Question {
     Question {
+        user_template: None,
         kind: QuestionKind::Coherence,
         system: "Stand-in set instructions.".to_string(),
         user: "Server: demo\nTools: 2".to_string(),
@@ -776,6 +778,7 @@ async fn anthropic_preflight_checks_the_key_and_the_model() {
 
 fn user_question(user: &str) -> Question {
     Question {
+        user_template: None,
         user: user.to_string(),
         ..tool_question()
     }

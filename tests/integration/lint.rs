@@ -191,7 +191,7 @@ fn two_runs_give_identical_bytes() {
         for tool in server(name) {
             let subject = Subject::Tool {
                 tool: tool.clone(),
-                siblings: vec!["search_issues".into(), "list_issues".into()],
+                siblings: vec!["search_issues".to_string(), "list_issues".to_string()].into(),
                 signals: ContextSignals::default(),
             };
             assert_eq!(StaticJudge.answer(&subject), StaticJudge.answer(&subject));

@@ -3,10 +3,13 @@
 //! vocabulary.
 
 pub mod answer;
+pub mod siblings;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error::Error;
+pub use crate::judge::siblings::Siblings;
 use crate::spec::signals::{ContextSignals, ShadowCandidate};
 
 /// What kind of question is asked.
@@ -24,8 +27,9 @@ pub enum Subject {
     Tool {
         /// The raw tool object as exported.
         tool: Value,
-        /// The names of every other tool of the side, in listing order.
-        siblings: Vec<String>,
+        /// The names of every other tool of the side, in listing order (one list shared by the
+        /// side's questions).
+        siblings: Siblings,
         signals: ContextSignals,
     },
     Coherence {
@@ -44,9 +48,39 @@ pub struct Question {
     pub kind: QuestionKind,
     /// The rendered system prompt (empty for judges that need no prompts).
     pub system: String,
-    /// The rendered user prompt (empty for judges that need no prompts).
+    /// The rendered user prompt (empty for judges that need no prompts, and for a tool question
+    /// rendered on demand: see `user_template`).
     pub user: String,
     pub subject: Subject,
+    /// The tool prompt's template when `user` is rendered only when the question is asked
+    /// ([`Question::rendered`]): a tool prompt lists every sibling name, so rendering all of a
+    /// side's prompts up front costs the square of the tool count.
+    pub user_template: Option<std::sync::Arc<str>>,
+}
+
+impl Question {
+    /// The question with its user prompt rendered (itself when it already is).
+    pub fn rendered(&self) -> Result<std::borrow::Cow<'_, Question>, Error> {
+        match (&self.user_template, &self.subject) {
+            (
+                Some(template),
+                Subject::Tool {
+                    tool,
+                    siblings,
+                    signals,
+                },
+            ) => {
+                let user =
+                    crate::spec::render_tool_user(template, tool, &siblings.to_vec(), signals)?;
+                Ok(std::borrow::Cow::Owned(Question {
+                    user,
+                    user_template: None,
+                    ..self.clone()
+                }))
+            }
+            _ => Ok(std::borrow::Cow::Borrowed(self)),
+        }
+    }
 }
 
 /// Tokens a call consumed, when the judge reports them.

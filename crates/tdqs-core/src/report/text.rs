@@ -81,11 +81,20 @@ pub fn render_side(scored: &ScoredOnce) -> String {
         tier(r.overall_tier)
     );
     let c = &scored.calls;
-    let _ = writeln!(
-        out,
-        "\nmodel calls: {} ({} attempts; {} tools decided without a call)",
-        c.questions, c.attempts, c.hard_gated
-    );
+    if judge.model_judged {
+        let _ = writeln!(
+            out,
+            "\nmodel calls: {} ({} attempts; {} tools decided without a call)",
+            c.questions, c.attempts, c.hard_gated
+        );
+    } else {
+        // A rule judge answers in-process: nothing was sent to a model.
+        let _ = writeln!(
+            out,
+            "\nmodel calls: none ({} questions answered by the {} judge; {} tools decided without a question)",
+            c.questions, judge.mode, c.hard_gated
+        );
+    }
     if c.tokens.input_tokens + c.tokens.output_tokens > 0 {
         let _ = writeln!(
             out,
