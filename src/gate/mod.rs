@@ -346,6 +346,22 @@ async fn run_inner(
             ),
         );
     }
+    if !unchanged {
+        // Text aimed at the judge is pasted into a model judge's prompt: name it first, so a
+        // reviewer sees it whatever the verdict.
+        for hit in crate::lint::judge_directed_text(&head.export.tools)
+            .into_iter()
+            .rev()
+        {
+            draft.warnings.insert(
+                0,
+                format!(
+                    "head: tool `{}` has text aimed at the judge or imitating its prompt                      ({:?}, lint TDQS-M005): a model judge reads it inside its prompt, so its                      score may be steered; remove it",
+                    hit.tool, hit.evidence
+                ),
+            );
+        }
+    }
     if unchanged {
         return Ok((Verdict::Pass, unchanged_reason(&base.export.set_hash), None));
     }

@@ -150,3 +150,51 @@ pub fn should_fail(report: &LintReport, fail_on: FailOn, fail_under: Option<f64>
     });
     by_severity || by_score
 }
+
+/// A tool whose text speaks to whoever grades it, or imitates the grading prompt's structure
+/// (its `<input-schema>`-style blocks, its CONTEXT SIGNALS list, its answer's JSON).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgeDirectedText {
+    pub tool: String,
+    /// The matched words, as written (at most 80 characters).
+    pub evidence: String,
+}
+
+/// Every tool of `tools` with text aimed at the judge, in listing order, one finding per tool.
+///
+/// The definitions are pasted into a model judge's prompt, so such text can steer the score it
+/// is meant to be graded by. The prompt text is fixed by the pinned specification; the gate can
+/// only detect and report it (the static judge also lowers the score: TDQS-M005).
+pub fn judge_directed_text(tools: &[Value]) -> Vec<JudgeDirectedText> {
+    fn first_hit(value: &Value) -> Option<String> {
+        match value {
+            Value::String(s) => text::judge_cue().find(s).map(|m| {
+                let found = m.as_str();
+                found.chars().take(80).collect()
+            }),
+            Value::Array(items) => items.iter().find_map(first_hit),
+            Value::Object(map) => map.values().find_map(first_hit),
+            _ => None,
+        }
+    }
+    tools
+        .iter()
+        .filter_map(|tool| {
+            let fields = [
+                "title",
+                "description",
+                "inputSchema",
+                "outputSchema",
+                "annotations",
+            ];
+            let evidence = fields
+                .iter()
+                .filter_map(|f| tool.get(*f))
+                .find_map(first_hit)?;
+            Some(JudgeDirectedText {
+                tool: tdqs_core::digest::tool_name(tool).to_string(),
+                evidence,
+            })
+        })
+        .collect()
+}
