@@ -52,7 +52,7 @@ const NOT_SECRET_SUFFIXES: [&str; 6] = ["_SOCK", "_FILE", "_PATH", "_DIR", "_URL
 
 /// Whether the variable `name` holds a credential, by the rule documented in docs/security.md:
 /// a known credential name; any name containing `PASSWORD`, `SECRET` or `TOKEN`, or ending in
-/// `KEY`; any name with one of [`CREDENTIAL_WORDS`] as an `_`-separated word; all `AWS_*` names
+/// `KEY`; any name with one of `CREDENTIAL_WORDS` as an `_`-separated word; all `AWS_*` names
 /// that are not plainly settings — except names ending in a location-like suffix
 /// (`_SOCK`, `_FILE`, `_PATH`, `_DIR`, `_URL`, `_ID`; `AWS_ACCESS_KEY_ID` is masked anyway).
 pub fn is_credential_name(name: &str) -> bool {

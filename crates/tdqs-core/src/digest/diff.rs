@@ -34,8 +34,8 @@ impl DefinitionDiff {
     }
 }
 
-/// Compares two exports by their stored hashes (verify exports read from files first, as
-/// [`super::read_export`] does).
+/// Compares two exports by their stored hashes (verify exports read from files first with
+/// [`super::verify_export`], as the engine's `read_export` does).
 pub fn diff_exports(base: &Export, head: &Export) -> DefinitionDiff {
     let mut diff = DefinitionDiff::default();
     for (name, base_hash) in &base.hashes {
