@@ -30,7 +30,12 @@
 //!   `LOCALAPPDATA` inside it, so no user configuration changes what the server lists, unless
 //!   `isolate-home = false` (then the host's values pass through: package runners such as `npx`
 //!   and `uvx` keep their caches there, and CI may have no network to refill them);
-//! - the host values of the `pass-env` names (a name listed there wins over the temporary HOME);
+//! - with the temporary HOME, the package cache variables (`npm_config_cache`, `UV_CACHE_DIR`,
+//!   …) pointing into the persistent cache folder (see [`crate::export::package_cache`]);
+//! - the host values of the network variables ([`tdqs_core::network_env::NETWORK_ENV`]: proxies
+//!   and extra CA certificates, as for the judge; proxy values are masked as secrets);
+//! - the host values of the `pass-env` names (a name listed there wins over the temporary HOME
+//!   and the package cache);
 //! - the manifest entry's `env`, then `[server] env`.
 //!
 //! Nothing else passes, `GIT_*` included: a `GIT_DIR` exported by a git hook that runs the gate
@@ -191,7 +196,9 @@ pub struct LaunchPlan {
     env: Vec<(String, Template)>,
     setup: Vec<Vec<Template>>,
     isolate_home: bool,
-    /// Host values of the base variables and of `pass-env`, in that order.
+    /// The persistent package cache root, when used (isolated home, not turned off).
+    package_cache: Option<PathBuf>,
+    /// Host values of the base variables, the network variables and `pass-env`, in that order.
     host_env: Vec<(String, String)>,
     /// Host values of the home variables, used when the home is not isolated.
     host_home: Vec<(String, String)>,
@@ -316,6 +323,14 @@ impl LaunchPlan {
                 .filter(|(name, _)| name.starts_with("LC_"))
                 .map(|(k, v)| (k.clone(), v.clone())),
         );
+        // Behind a proxy or a TLS-inspecting gateway setup commands cannot download anything
+        // without these; proxy URLs may hold credentials, so their values are masked.
+        for name in tdqs_core::network_env::NETWORK_ENV {
+            if let Some(value) = host.get(name) {
+                tdqs_core::network_env::register_proxy_secrets(name, value);
+                host_env.push((name.to_string(), value.to_string()));
+            }
+        }
         for name in &server.pass_env {
             if secrets.excluded(name) {
                 return Err(Error::new(
@@ -336,6 +351,27 @@ impl LaunchPlan {
             .filter_map(|name| host.get(name).map(|v| (name.to_string(), v.to_string())))
             .collect();
 
+        let package_cache = if server.isolate_home && server.package_cache {
+            let chosen = host.get(crate::export::package_cache::CACHE_ENV).is_some();
+            match crate::export::package_cache::cache_root(|name| host.get(name).map(str::to_string))? {
+                Some(root) => match crate::export::package_cache::prepare(&root) {
+                    Ok(()) => Some(root),
+                    // A folder the user chose must work; the default one is a convenience.
+                    Err(e) if chosen => return Err(e),
+                    Err(e) => {
+                        warnings.push(format!(
+                            "package caches are not kept between runs: {}",
+                            e.cause
+                        ));
+                        None
+                    }
+                },
+                None => None,
+            }
+        } else {
+            None
+        };
+
         Ok(LaunchPlan {
             origin,
             command,
@@ -343,6 +379,7 @@ impl LaunchPlan {
             env,
             setup,
             isolate_home: server.isolate_home,
+            package_cache,
             host_env,
             host_home,
             limits: server.apply_limits(options.limits.clone()),
@@ -366,6 +403,11 @@ impl LaunchPlan {
     /// free of host values, and what the export records.
     pub fn command_template(&self) -> Vec<String> {
         self.command.iter().map(|t| t.raw.clone()).collect()
+    }
+
+    /// The persistent package cache folder the sides use, if any.
+    pub fn package_cache(&self) -> Option<&Path> {
+        self.package_cache.as_deref()
     }
 
     /// Non-fatal observations (skipped remote entries, unset pass-env names, dropped variables).
@@ -404,6 +446,9 @@ impl LaunchPlan {
                 env.insert(name, value);
             }
             temp_home = Some(Arc::new(home));
+            if let Some(cache) = &self.package_cache {
+                env.extend(crate::export::package_cache::variables(cache));
+            }
         } else {
             env.extend(self.host_home.iter().cloned());
         }
