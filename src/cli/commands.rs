@@ -249,7 +249,10 @@ async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdic
         Some(rev) => SideSource::Revision(rev.clone()),
         None => SideSource::WorkingTree,
     };
-    let export = gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[]).await?;
+    let progress = StderrProgress::new(verbosity);
+    let export =
+        gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[], &progress)
+            .await?;
     match &args.output {
         Some(path) => {
             crate::export::file::write_export(path, &export)?;
@@ -280,6 +283,7 @@ async fn one_export(
     repo: &RepoArgs,
     server: &ServerArgs,
     secrets: &[String],
+    progress: &dyn crate::score::side::Progress,
 ) -> Result<tdqs_core::export::Export, Error> {
     if let Some(path) = file {
         return crate::export::file::read_export(path);
@@ -293,6 +297,7 @@ async fn one_export(
         &source,
         &server_options(server)?,
         secrets,
+        progress,
     )
     .await
 }
@@ -301,7 +306,15 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     let progress = Arc::new(StderrProgress::new(verbosity));
     let judge = judge_options(&args.judge)?;
     let secrets = gate::judges::secret_env_names(&judge);
-    let export = one_export(&args.export, &args.rev, &args.repo, &args.server, &secrets).await?;
+    let export = one_export(
+        &args.export,
+        &args.rev,
+        &args.repo,
+        &args.server,
+        &secrets,
+        progress.as_ref(),
+    )
+    .await?;
     let scored = gate::score_once(&export, &judge, progress.clone()).await;
     progress.finish();
     let scored = scored?;
@@ -340,7 +353,15 @@ fn lint_config(
 async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     use crate::lint::{self, FailOn};
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
-    let export = one_export(&args.export, &args.rev, &args.repo, &args.server, &[]).await?;
+    let export = one_export(
+        &args.export,
+        &args.rev,
+        &args.repo,
+        &args.server,
+        &[],
+        &StderrProgress::new(verbosity),
+    )
+    .await?;
     let mut report = lint::lint_export(&export, &config);
     report.artifact = args
         .export

@@ -353,7 +353,9 @@ impl LaunchPlan {
 
         let package_cache = if server.isolate_home && server.package_cache {
             let chosen = host.get(crate::export::package_cache::CACHE_ENV).is_some();
-            match crate::export::package_cache::cache_root(|name| host.get(name).map(str::to_string))? {
+            match crate::export::package_cache::cache_root(|name| {
+                host.get(name).map(str::to_string)
+            })? {
                 Some(root) => match crate::export::package_cache::prepare(&root) {
                     Ok(()) => Some(root),
                     // A folder the user chose must work; the default one is a convenience.

@@ -55,7 +55,12 @@ pub const CACHE_VARIABLES: [(&str, &str); 8] = [
 pub fn cache_root(get: impl Fn(&str) -> Option<String>) -> Result<Option<PathBuf>> {
     if let Some(value) = get(CACHE_ENV) {
         let value = value.trim();
-        if value.is_empty() || matches!(value.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no") {
+        if value.is_empty()
+            || matches!(
+                value.to_ascii_lowercase().as_str(),
+                "off" | "0" | "false" | "no"
+            )
+        {
             return Ok(None);
         }
         let path = PathBuf::from(value);
@@ -87,7 +92,12 @@ pub fn cache_root(get: impl Fn(&str) -> Option<String>) -> Result<Option<PathBuf
 pub fn variables(root: &Path) -> Vec<(String, String)> {
     CACHE_VARIABLES
         .iter()
-        .map(|(name, sub)| (name.to_string(), root.join(sub).to_string_lossy().into_owned()))
+        .map(|(name, sub)| {
+            (
+                name.to_string(),
+                root.join(sub).to_string_lossy().into_owned(),
+            )
+        })
         .collect()
 }
 
@@ -134,7 +144,10 @@ mod tests {
     fn the_root_comes_from_the_gate_environment_or_the_user_cache_folder() {
         let root = cache_root(env(&[(CACHE_ENV, "/srv/cache")])).unwrap();
         assert_eq!(root, Some(PathBuf::from("/srv/cache")));
-        assert_eq!(cache_root(env(&[(CACHE_ENV, "off"), ("HOME", "/home/u")])).unwrap(), None);
+        assert_eq!(
+            cache_root(env(&[(CACHE_ENV, "off"), ("HOME", "/home/u")])).unwrap(),
+            None
+        );
         assert!(cache_root(env(&[(CACHE_ENV, "rel/dir")])).is_err());
         if cfg!(all(unix, not(target_os = "macos"))) {
             assert_eq!(

@@ -711,6 +711,55 @@ impl ServerProcess {
 // ---------------------------------------------------------------------------------------------
 // Setup commands
 
+/// What happens to the setup commands of a side, for progress display (the library prints
+/// nothing itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetupEvent {
+    /// Command `index` (from 1) of `total` starts; `command` is shown as a shell would quote it.
+    Started {
+        index: usize,
+        total: usize,
+        command: String,
+    },
+    /// It ended after `elapsed`; `ok` is false when it failed or timed out (the error, with the
+    /// output tail, follows).
+    Finished {
+        index: usize,
+        total: usize,
+        command: String,
+        elapsed: Duration,
+        ok: bool,
+    },
+}
+
+/// Runs every setup command of `spec` in order, telling `observe` when each starts and ends.
+pub async fn run_setups(
+    spec: &LaunchSpec,
+    observe: &(dyn Fn(SetupEvent) + Send + Sync),
+) -> Result<(), Error> {
+    let total = spec.setup.len();
+    let redactor = spec_redactor(spec);
+    for (i, setup) in spec.setup.iter().enumerate() {
+        let command = redact_with(&redactor, &shell_command(&setup.program, &setup.args));
+        observe(SetupEvent::Started {
+            index: i + 1,
+            total,
+            command: command.clone(),
+        });
+        let started = std::time::Instant::now();
+        let result = run_setup(spec, setup).await;
+        observe(SetupEvent::Finished {
+            index: i + 1,
+            total,
+            command,
+            elapsed: started.elapsed(),
+            ok: result.is_ok(),
+        });
+        result?;
+    }
+    Ok(())
+}
+
 /// Runs one setup command (for example a build) in `spec.cwd` with `spec.env`, within
 /// [`crate::export::ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
 /// [`crate::export::ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own

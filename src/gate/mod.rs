@@ -233,7 +233,7 @@ async fn run_inner(
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));
-    let (base, head) = sides::obtain(opts).await?;
+    let (base, head) = sides::obtain(opts, progress.as_ref()).await?;
     draft
         .warnings
         .extend(base.export.warnings.iter().map(|w| format!("base: {w}")));

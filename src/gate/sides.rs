@@ -8,10 +8,11 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::export::client::list_tools;
+use crate::export::client::list_tools_observed;
 use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
 use crate::export::ExportLimits;
 use crate::revision::{self, Side};
+use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::error::Error;
 use tdqs_core::export::{Export, ExportSource, ProbeProfile};
 
@@ -102,13 +103,21 @@ async fn export_side(
     side: Side,
     plan: &LaunchPlan,
     probe: &ProbeProfile,
+    progress: &dyn Progress,
+    side_name: &str,
 ) -> Result<SideExport, Error> {
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
     let temporary_root = side.is_temporary().then(|| side.root.clone());
     let result = async {
         let spec = plan.for_side(&side.root)?;
-        let listing = list_tools(&spec, probe)
+        let observe = |event| {
+            progress.event(ProgressEvent::Setup {
+                side: side_name.to_string(),
+                event,
+            })
+        };
+        let listing = list_tools_observed(&spec, probe, &observe)
             .await
             .map_err(|e| e.context(format!("exporting {label}")))?;
         let mut warnings: Vec<String> = plan.warnings().to_vec();
@@ -182,7 +191,10 @@ fn side_of(repo: &revision::Repo, source: &SideSource) -> Result<Side, Error> {
 }
 
 /// Both sides' exports.
-pub async fn obtain(opts: &GateOptions) -> Result<(SideExport, SideExport), Error> {
+pub async fn obtain(
+    opts: &GateOptions,
+    progress: &dyn Progress,
+) -> Result<(SideExport, SideExport), Error> {
     let secrets = super::judges::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
         (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
@@ -213,14 +225,14 @@ pub async fn obtain(opts: &GateOptions) -> Result<(SideExport, SideExport), Erro
             let base_fut = async {
                 match (base, base_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
-                    (_, Some(side)) => export_side(side, &plan, &probe).await,
+                    (_, Some(side)) => export_side(side, &plan, &probe, progress, "base").await,
                     _ => Err(Error::internal("no base side")),
                 }
             };
             let head_fut = async {
                 match (head, head_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
-                    (_, Some(side)) => export_side(side, &plan, &probe).await,
+                    (_, Some(side)) => export_side(side, &plan, &probe, progress, "head").await,
                     _ => Err(Error::internal("no head side")),
                 }
             };
@@ -238,6 +250,7 @@ pub async fn export_one(
     source: &SideSource,
     server: &ServerOptions,
     secrets: &[String],
+    progress: &dyn Progress,
 ) -> Result<Export, Error> {
     if let SideSource::ExportFile(path) = source {
         return Ok(read_file_side(path)?.export);
@@ -273,5 +286,7 @@ pub async fn export_one(
             return Err(e);
         }
     };
-    Ok(export_side(side, &plan, &probe).await?.export)
+    Ok(export_side(side, &plan, &probe, progress, "export")
+        .await?
+        .export)
 }

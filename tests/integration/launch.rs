@@ -625,9 +625,15 @@ fn one_config_from_the_head_starts_each_revision_with_its_own_code() {
 fn issue_17_item_4_network_variables_and_package_caches_reach_setup_and_server() {
     let root = tree();
     let mut pairs: Vec<(String, String)> = vec![
-        ("PATH".into(), std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())),
+        (
+            "PATH".into(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
+        ),
         ("HOME".into(), "/home/host-user".into()),
-        ("HTTPS_PROXY".into(), "http://alice:proxy-pass-1234@proxy.corp:3128".into()),
+        (
+            "HTTPS_PROXY".into(),
+            "http://alice:proxy-pass-1234@proxy.corp:3128".into(),
+        ),
         ("http_proxy".into(), "http://proxy.corp:3128".into()),
         ("NO_PROXY".into(), "localhost,127.0.0.1".into()),
         ("SSL_CERT_FILE".into(), "/etc/corp/ca.pem".into()),
@@ -682,14 +688,23 @@ fn issue_17_item_4_network_variables_and_package_caches_reach_setup_and_server()
     );
     // What the process sees, and the proxy's credentials masked wherever text is shown.
     let output = run(&spec);
-    assert!(output.contains("SSL_CERT_FILE=/etc/corp/ca.pem\n"), "{output}");
-    assert!(output.contains(&format!("npm_config_cache={}/npm\n", cache_root.display())), "{output}");
+    assert!(
+        output.contains("SSL_CERT_FILE=/etc/corp/ca.pem\n"),
+        "{output}"
+    );
+    assert!(
+        output.contains(&format!("npm_config_cache={}/npm\n", cache_root.display())),
+        "{output}"
+    );
     let shown = tdqs_core::redact::redact(&output);
     assert!(!shown.contains("proxy-pass-1234"), "{shown}");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&cache_root).expect("root").permissions().mode();
+        let mode = std::fs::metadata(&cache_root)
+            .expect("root")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o077, 0, "the cache root is private: {mode:o}");
     }
 
@@ -698,15 +713,28 @@ fn issue_17_item_4_network_variables_and_package_caches_reach_setup_and_server()
     off.retain(|(k, _)| k != "TDQS_GATE_PACKAGE_CACHE");
     off.push(("TDQS_GATE_PACKAGE_CACHE".into(), "off".into()));
     for (text, host) in [
-        ("[server]\ncommand = \"./server.sh\"\npackage-cache = false\n", host.clone()),
-        ("[server]\ncommand = \"./server.sh\"\n", HostEnv::from_pairs(off)),
-        ("[server]\ncommand = \"./server.sh\"\nisolate-home = false\n", host.clone()),
+        (
+            "[server]\ncommand = \"./server.sh\"\npackage-cache = false\n",
+            host.clone(),
+        ),
+        (
+            "[server]\ncommand = \"./server.sh\"\n",
+            HostEnv::from_pairs(off),
+        ),
+        (
+            "[server]\ncommand = \"./server.sh\"\nisolate-home = false\n",
+            host.clone(),
+        ),
     ] {
         let plan = plan_for(text, &host).expect("plan");
         assert_eq!(plan.package_cache(), None, "{text}");
         let spec = plan.for_side(root.path()).expect("spec");
         assert_eq!(env_of(&spec, "npm_config_cache"), None, "{text}");
-        assert_eq!(env_of(&spec, "SSL_CERT_FILE"), Some("/etc/corp/ca.pem"), "{text}");
+        assert_eq!(
+            env_of(&spec, "SSL_CERT_FILE"),
+            Some("/etc/corp/ca.pem"),
+            "{text}"
+        );
     }
 
     // A chosen folder that is not absolute is refused, naming the variable and the way out.
@@ -718,6 +746,10 @@ fn issue_17_item_4_network_variables_and_package_caches_reach_setup_and_server()
         &HostEnv::from_pairs(relative),
     )
     .expect_err("relative cache");
-    assert!(err.cause.contains("TDQS_GATE_PACKAGE_CACHE"), "{}", err.cause);
+    assert!(
+        err.cause.contains("TDQS_GATE_PACKAGE_CACHE"),
+        "{}",
+        err.cause
+    );
     assert!(err.render().contains("off"), "{}", err.render());
 }

@@ -9,6 +9,7 @@ mod hardening;
 mod http_gate;
 mod http_judges;
 mod http_stub;
+mod issue_17;
 mod launch;
 mod lint;
 mod loopback;

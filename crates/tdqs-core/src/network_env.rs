@@ -69,7 +69,14 @@ mod tests {
         assert!(!is_proxy_variable("NO_PROXY"));
         assert!(!is_proxy_variable("no_proxy"));
         assert!(!is_proxy_variable("SSL_CERT_FILE"));
-        for name in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"] {
+        for name in [
+            "HTTP_PROXY",
+            "http_proxy",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "NO_PROXY",
+            "no_proxy",
+        ] {
             assert!(NETWORK_ENV.contains(&name), "{name}");
         }
     }
@@ -81,7 +88,9 @@ mod tests {
         assert_eq!(strip_userinfo(url), "http://proxy.corp:3128/");
         assert_eq!(userinfo("http://proxy.corp:3128/a@b"), None);
         register_proxy_secrets("https_proxy", url);
-        let shown = crate::redact::redact("proxy said alice:s3cr3t-pass and http://alice:s3cr3t-pass@proxy.corp:3128/");
+        let shown = crate::redact::redact(
+            "proxy said alice:s3cr3t-pass and http://alice:s3cr3t-pass@proxy.corp:3128/",
+        );
         assert!(!shown.contains("s3cr3t-pass"), "{shown}");
     }
 }
