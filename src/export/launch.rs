@@ -198,6 +198,8 @@ pub struct LaunchPlan {
     isolate_home: bool,
     /// The persistent package cache root, when used (isolated home, not turned off).
     package_cache: Option<PathBuf>,
+    /// `[server] setup-in-place`: the head's setup runs in the working tree itself.
+    setup_in_place: bool,
     /// Host values of the base variables, the network variables and `pass-env`, in that order.
     host_env: Vec<(String, String)>,
     /// Host values of the home variables, used when the home is not isolated.
@@ -382,6 +384,7 @@ impl LaunchPlan {
             setup,
             isolate_home: server.isolate_home,
             package_cache,
+            setup_in_place: server.setup_in_place,
             host_env,
             host_home,
             limits: server.apply_limits(options.limits.clone()),
@@ -405,6 +408,17 @@ impl LaunchPlan {
     /// free of host values, and what the export records.
     pub fn command_template(&self) -> Vec<String> {
         self.command.iter().map(|t| t.raw.clone()).collect()
+    }
+
+    /// True when setup commands run before the server.
+    pub fn has_setup(&self) -> bool {
+        !self.setup.is_empty()
+    }
+
+    /// `[server] setup-in-place`: run the working tree's setup in the tree itself, not in a
+    /// scratch copy.
+    pub fn setup_in_place(&self) -> bool {
+        self.setup_in_place
     }
 
     /// The persistent package cache folder the sides use, if any.

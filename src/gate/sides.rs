@@ -109,8 +109,28 @@ async fn export_side(
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
     let temporary_root = side.is_temporary().then(|| side.root.clone());
+    // Setup commands of the pull request must not change the user's working tree: they run in
+    // a scratch copy of it (see crate::revision::scratch) unless setup-in-place says otherwise.
+    let scratch = if !side.is_temporary()
+        && plan.has_setup()
+        && !plan.setup_in_place()
+        && git2::Repository::open(&side.root).is_ok()
+    {
+        match crate::revision::scratch::copy_working_tree(&side.root) {
+            Ok(copy) => Some(copy),
+            Err(e) => {
+                let _ = side.close();
+                return Err(e.context(format!("copying {label}")));
+            }
+        }
+    } else {
+        None
+    };
+    let run_root = scratch
+        .as_ref()
+        .map_or_else(|| side.root.clone(), |copy| copy.root().to_path_buf());
     let result = async {
-        let spec = plan.for_side(&side.root)?;
+        let spec = plan.for_side(&run_root)?;
         let observe = |event| {
             progress.event(ProgressEvent::Setup {
                 side: side_name.to_string(),
@@ -152,6 +172,18 @@ async fn export_side(
         .with_advice("make sure nothing else removes tdqs-gate-* folders in the temporary directory or runs `git worktree prune` during the run, then run the gate again")),
         (result, _) => result,
     };
+    // The copy is gone once we return: a reproduction runs in the working tree it copied.
+    let result = match &scratch {
+        Some(copy) => result.map_err(|mut e| {
+            let copied = copy.root().display().to_string();
+            let original = side.root.display().to_string();
+            let original = original.trim_end_matches('/');
+            e.reproduce = e.reproduce.map(|cmd| cmd.replace(&copied, original));
+            e
+        }),
+        None => result,
+    };
+    let scratch_closed = scratch.map_or(Ok(()), |copy| copy.close());
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
     let export = result.map_err(|mut e| {
@@ -175,6 +207,7 @@ async fn export_side(
         e
     })?;
     closed?;
+    scratch_closed?;
     Ok(SideExport {
         export,
         revision: Some(label),

@@ -59,3 +59,98 @@ fn issue_17_item_5_a_failed_setup_command_shows_its_time_and_output_tail() {
         run.describe()
     );
 }
+
+/// A working tree like a Node project's after `npm install`: ignored dependencies, an untracked
+/// note, an executable script, a symbolic link, an uncommitted edit. The setup command acts like
+/// `npm ci --omit=dev` (removes `node_modules`, writes what it builds) and checks what the copy
+/// holds: it fails unless untracked files, the exec bit and the link were kept and ignored files
+/// were left out.
+fn node_like(setup_in_place: bool) -> Setup {
+    let setup = Setup::new(&base_tools());
+    // The base is a temporary worktree (a `.git` file); the head is the copy or the tree.
+    let check = if setup_in_place {
+        "{ test -f .git || test -d node_modules/dev-dep; }"
+    } else {
+        "test ! -e node_modules && test -x build.sh && test -L linked.json && { test -f .git || { test ! -e .git && test -f notes.txt && grep -q uncommitted-edit README.md; }; }"
+    };
+    setup.repo.write(
+        "tdqs-gate.toml",
+        &format!(
+            "[server]\ncommand = \"python3 {{root}}/server.py\"\nsetup-in-place = {setup_in_place}\nsetup = [[\"sh\", \"-c\", \"{check} && rm -rf node_modules && mkdir -p node_modules/prod && echo built > dist.txt\"]]\n"
+        ),
+    );
+    setup.repo.write(".gitignore", "node_modules/\ndist.txt\n");
+    setup.repo.write("README.md", "committed\n");
+    setup
+        .repo
+        .write_executable("build.sh", "#!/bin/sh\necho build\n");
+    std::os::unix::fs::symlink("tools.json", setup.repo.path.join("linked.json")).unwrap();
+    setup.repo.commit_all("a node-like project");
+    setup
+        .repo
+        .write("node_modules/dev-dep/index.js", "module.exports = 1;\n");
+    setup.repo.write("notes.txt", "untracked, not ignored\n");
+    setup.repo.write("README.md", "uncommitted-edit\n");
+    setup
+}
+
+#[test]
+fn issue_17_item_6_head_setup_runs_in_a_scratch_copy_and_leaves_the_tree_alone() {
+    let setup = node_like(false);
+    // `run` fails unless the repository, its files (ignored ones included) and the temporary
+    // folder are exactly as before.
+    let run = setup.gate(&["-v"]);
+    run.assert_code(0);
+    let tree = &setup.repo.path;
+    assert!(tree.join("node_modules/dev-dep/index.js").is_file());
+    assert!(!tree.join("dist.txt").exists(), "{}", run.describe());
+    assert!(!tree.join("node_modules/prod").exists());
+}
+
+#[test]
+fn issue_17_item_6_setup_in_place_uses_the_working_tree_itself() {
+    let setup = node_like(true);
+    let tmp = setup.work().join("tmp-in-place");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut args: Vec<String> = vec!["--base".into(), "main".into()];
+    args.extend(setup.judge_args());
+    args.extend([
+        "--report-dir".into(),
+        setup.work().join("r").display().to_string(),
+    ]);
+    let output = setup.command(&args, &tmp).output().unwrap();
+    let run = Run::from_output(output, setup.work().join("r"));
+    run.assert_code(0);
+    let tree = &setup.repo.path;
+    assert!(tree.join("dist.txt").is_file(), "{}", run.describe());
+    assert!(!tree.join("node_modules/dev-dep").exists());
+}
+
+#[test]
+fn issue_17_item_6_a_failed_head_setup_reproduces_in_the_working_tree() {
+    let setup = Setup::new(&base_tools());
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\nsetup = [\"sh -c 'test -f base-only.txt'\"]\n",
+    );
+    setup.repo.write("base-only.txt", "x\n");
+    setup.repo.commit_all("base has the file");
+    std::fs::remove_file(setup.repo.path.join("base-only.txt")).unwrap();
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    let tree = setup.repo.path.display().to_string();
+    let expected = format!(
+        "cd {} && sh -c 'test -f base-only.txt'",
+        tree.trim_end_matches('/')
+    );
+    assert!(
+        run.stderr.contains(&expected),
+        "{expected:?}\n{}",
+        run.describe()
+    );
+    assert!(
+        !run.stderr.contains("tdqs-gate-copy-"),
+        "{}",
+        run.describe()
+    );
+}
