@@ -504,6 +504,11 @@ impl LaunchPlan {
             secret_env,
             limits: self.limits.clone(),
             temp_home,
+            reproduce_env: self
+                .env
+                .iter()
+                .map(|(name, value)| reproduce_assignment(name, &value.raw, &root))
+                .collect(),
         };
         if let Some(first) = spec.setup.first() {
             // Later setup commands may use what earlier ones create (a virtualenv's pip).
@@ -1512,11 +1517,49 @@ mod tests {
             secret_env: vec!["API_TOKEN".to_string()],
             limits: ExportLimits::default(),
             temp_home: None,
+            reproduce_env: Vec::new(),
         };
         assert_eq!(
             spec.reproduce_command(),
             "cd /tree && env -i API_TOKEN=\"$API_TOKEN\" PATH=/usr/bin /usr/bin/node 'my server.js'"
         );
         assert_eq!(spec.env_names(), vec!["API_TOKEN", "PATH"]);
+    }
+}
+
+/// `NAME=value` for a shell, from a configured value as written: `{root}` and
+/// `${workspaceFolder}` become the tree, `${env:NAME}` becomes `${NAME}`, other `${…}` references
+/// stay for the shell to expand. A literal value of a variable whose name looks like a
+/// credential is never shown: the line asks for it from the shell's environment instead.
+pub fn reproduce_assignment(name: &str, raw: &str, root: &Path) -> String {
+    if looks_secret(name) && !raw.contains("${") {
+        return format!("{name}=\"${{{name}}}\"");
+    }
+    let root = root.to_string_lossy();
+    let root = root.trim_end_matches('/');
+    let text = raw
+        .replace("{root}", root)
+        .replace("${workspaceFolder}", root)
+        .replace("${env:", "${");
+    if text.contains("${") {
+        // Double quotes, so that the shell expands the references and nothing else.
+        let mut quoted = String::from("\"");
+        let mut rest = text.as_str();
+        while let Some(c) = rest.chars().next() {
+            if rest.starts_with("${") {
+                quoted.push('$');
+            } else if matches!(c, '"' | '\\' | '`' | '$') {
+                quoted.push('\\');
+                quoted.push(c);
+            } else {
+                quoted.push(c);
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+        quoted.push('"');
+        format!("{name}={quoted}")
+    } else {
+        let quoted = shlex::try_quote(&text).map_or_else(|_| text.clone(), |q| q.into_owned());
+        format!("{name}={quoted}")
     }
 }

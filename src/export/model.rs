@@ -31,6 +31,10 @@ pub struct LaunchSpec {
     pub limits: ExportLimits,
     /// Temporary HOME / XDG folders owned by this spec; removed when it is dropped.
     pub temp_home: Option<std::sync::Arc<tempfile::TempDir>>,
+    /// The configured variables (a manifest entry's `env`, then `[server] env`) as shell
+    /// assignments for "reproduce with" lines: `NAME=value`, with `${VAR}` references kept as
+    /// written and never a secret's value.
+    pub reproduce_env: Vec<String>,
 }
 
 /// Bounds on a server's behaviour; every one exceeded is INVALID.

@@ -420,7 +420,13 @@ pub fn shell_command(program: &str, args: &[String]) -> String {
 pub fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> String {
     let cwd = spec.cwd.display().to_string();
     let cwd = shlex::try_quote(&cwd).map_or_else(|_| cwd.clone(), |q| q.into_owned());
-    format!("cd {cwd} && {}", shell_command(program, args))
+    let mut line = format!("cd {cwd} && ");
+    for assignment in &spec.reproduce_env {
+        line.push_str(assignment);
+        line.push(' ');
+    }
+    line.push_str(&shell_command(program, args));
+    line
 }
 
 /// A redactor for everything a child of `spec` writes: the process-wide secrets plus the values
@@ -984,6 +990,7 @@ mod tests {
             secret_env: Vec::new(),
             limits: crate::export::model::ExportLimits::default(),
             temp_home: None,
+            reproduce_env: Vec::new(),
         };
         let process = ServerProcess::spawn(&spec).expect("spawn");
         let pgid = process.pid() as i32;

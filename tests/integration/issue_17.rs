@@ -154,3 +154,53 @@ fn issue_17_item_6_a_failed_head_setup_reproduces_in_the_working_tree() {
         run.describe()
     );
 }
+
+#[test]
+fn issue_17_item_7_reproduce_lines_carry_the_configured_environment_without_secrets() {
+    let setup = Setup::new(&base_tools());
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\nenv = { MODE = \"{root}/cfg\", FROM_HOST = \"${HOME}/x\", API_TOKEN = \"literal-secret-value-123\" }\nsetup = [\"sh -c 'test \\\"$MODE\\\" = never'\"]\n",
+    );
+    setup.repo.commit_all("a setup that needs MODE");
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("sh -c") && l.contains("&& "))
+        .unwrap_or_else(|| panic!("no reproduce line\n{}", run.describe()))
+        .to_string();
+    assert!(line.contains("MODE="), "{line}");
+    assert!(line.contains("/cfg"), "{line}");
+    assert!(line.contains("FROM_HOST=\"${HOME}/x\""), "{line}");
+    assert!(line.contains("API_TOKEN=\"${API_TOKEN}\""), "{line}");
+    assert!(
+        !run.stderr.contains("literal-secret-value-123"),
+        "{}",
+        run.describe()
+    );
+    // The line reproduces the failure: run in a shell, the setup command fails the same way
+    // (and passes once MODE is what it checks for).
+    let (reproduce, cleanup) = line.trim().split_once(" ; ").expect("worktree cleanup");
+    let sh = |text: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(text)
+            .current_dir(&setup.repo.path)
+            .env("API_TOKEN", "x")
+            .output()
+            .unwrap()
+    };
+    let out = sh(reproduce);
+    assert!(!out.status.success(), "{reproduce}");
+    assert!(sh(cleanup).status.success(), "{cleanup}");
+    let fixed = reproduce.replace("= never", "= \"$MODE\"");
+    let out = sh(&fixed);
+    assert!(
+        out.status.success(),
+        "{fixed}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(sh(cleanup).status.success(), "{cleanup}");
+}
