@@ -1263,6 +1263,43 @@ fn strip_jsonc(text: &str) -> String {
     out.into_iter().collect()
 }
 
+/// `NAME=value` for a shell, from a configured value as written: `{root}` and
+/// `${workspaceFolder}` become the tree, `${env:NAME}` becomes `${NAME}`, other `${…}` references
+/// stay for the shell to expand. A literal value of a variable whose name looks like a
+/// credential is never shown: the line asks for it from the shell's environment instead.
+pub fn reproduce_assignment(name: &str, raw: &str, root: &Path) -> String {
+    if looks_secret(name) && !raw.contains("${") {
+        return format!("{name}=\"${{{name}}}\"");
+    }
+    let root = root.to_string_lossy();
+    let root = root.trim_end_matches('/');
+    let text = raw
+        .replace("{root}", root)
+        .replace("${workspaceFolder}", root)
+        .replace("${env:", "${");
+    if text.contains("${") {
+        // Double quotes, so that the shell expands the references and nothing else.
+        let mut quoted = String::from("\"");
+        let mut rest = text.as_str();
+        while let Some(c) = rest.chars().next() {
+            if rest.starts_with("${") {
+                quoted.push('$');
+            } else if matches!(c, '"' | '\\' | '`' | '$') {
+                quoted.push('\\');
+                quoted.push(c);
+            } else {
+                quoted.push(c);
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+        quoted.push('"');
+        format!("{name}={quoted}")
+    } else {
+        let quoted = shlex::try_quote(&text).map_or_else(|_| text.clone(), |q| q.into_owned());
+        format!("{name}={quoted}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1525,41 +1562,25 @@ mod tests {
         );
         assert_eq!(spec.env_names(), vec!["API_TOKEN", "PATH"]);
     }
-}
 
-/// `NAME=value` for a shell, from a configured value as written: `{root}` and
-/// `${workspaceFolder}` become the tree, `${env:NAME}` becomes `${NAME}`, other `${…}` references
-/// stay for the shell to expand. A literal value of a variable whose name looks like a
-/// credential is never shown: the line asks for it from the shell's environment instead.
-pub fn reproduce_assignment(name: &str, raw: &str, root: &Path) -> String {
-    if looks_secret(name) && !raw.contains("${") {
-        return format!("{name}=\"${{{name}}}\"");
-    }
-    let root = root.to_string_lossy();
-    let root = root.trim_end_matches('/');
-    let text = raw
-        .replace("{root}", root)
-        .replace("${workspaceFolder}", root)
-        .replace("${env:", "${");
-    if text.contains("${") {
-        // Double quotes, so that the shell expands the references and nothing else.
-        let mut quoted = String::from("\"");
-        let mut rest = text.as_str();
-        while let Some(c) = rest.chars().next() {
-            if rest.starts_with("${") {
-                quoted.push('$');
-            } else if matches!(c, '"' | '\\' | '`' | '$') {
-                quoted.push('\\');
-                quoted.push(c);
-            } else {
-                quoted.push(c);
-            }
-            rest = &rest[c.len_utf8()..];
-        }
-        quoted.push('"');
-        format!("{name}={quoted}")
-    } else {
-        let quoted = shlex::try_quote(&text).map_or_else(|_| text.clone(), |q| q.into_owned());
-        format!("{name}={quoted}")
+    #[test]
+    fn reproduce_assignments_keep_references_and_hide_literal_secrets() {
+        let root = Path::new("/tmp/tree");
+        assert_eq!(
+            reproduce_assignment("PYTHONPATH", "{root}/src", root),
+            "PYTHONPATH=/tmp/tree/src"
+        );
+        assert_eq!(
+            reproduce_assignment("DATA", "${env:HOME}/a \"b\" `c`", root),
+            "DATA=\"${HOME}/a \\\"b\\\" \\`c\\`\""
+        );
+        assert_eq!(
+            reproduce_assignment("API_TOKEN", "literal-secret", root),
+            "API_TOKEN=\"${API_TOKEN}\""
+        );
+        assert_eq!(
+            reproduce_assignment("MODE", "two words", root),
+            "MODE='two words'"
+        );
     }
 }

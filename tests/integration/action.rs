@@ -1803,7 +1803,7 @@ fn lint_tools() -> Option<PathBuf> {
         return Some(bin);
     }
     let message = "actionlint is not installed: run tests/setup/actionlint.sh";
-    crate::support::skips::skip(&message);
+    crate::support::skips::skip(message);
     None
 }
 
