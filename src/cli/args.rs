@@ -169,6 +169,10 @@ pub struct GateArgs {
     /// Re-check a saved report against the current exports, with no model call.
     #[arg(long, value_name = "REPORT")]
     pub check: Option<PathBuf>,
+    /// Also write a shields.io endpoint badge (the head's mean TDQS and tier) to FILE, for
+    /// PASS and BLOCK runs (see docs/github-action.md, "A badge").
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["check", "calibrate"])]
+    pub badge: Option<PathBuf>,
     /// Score every question on both sides, even when identical (as the reference gate does).
     #[arg(long)]
     pub independent_sides: bool,
@@ -211,6 +215,9 @@ pub struct ScoreArgs {
     /// Print the scored side as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write a shields.io endpoint badge (the mean TDQS and tier) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub badge: Option<PathBuf>,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]

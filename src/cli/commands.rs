@@ -157,12 +157,26 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
         progress.finish();
         return crate::calibrate::print_summary(&done?, &mut std::io::stdout());
     }
-    let opts = gate_options(&args).inspect_err(|_| {
-        // A refused run writes no report; an earlier one must not stand in for it.
-        crate::report::write::remove_stale(&report_dir(&args));
-    })?;
+    let opts = gate_options(&args)
+        .and_then(|opts| {
+            if let Some(badge) = &args.badge {
+                crate::report::badge::check_path(badge)?;
+            }
+            Ok(opts)
+        })
+        .inspect_err(|_| {
+            // A refused run writes no report; an earlier one must not stand in for it.
+            crate::report::write::remove_stale(&report_dir(&args));
+        })?;
     let outcome = gate::run(&opts, progress.clone()).await;
     progress.finish();
+    if let (Some(path), Some(report)) = (&args.badge, &outcome.report) {
+        if outcome.report_error.is_none() {
+            if let Some(badge) = tdqs_core::report::badge::for_report(report) {
+                badge_written(path, crate::report::badge::write(path, &badge), verbosity);
+            }
+        }
+    }
     Ok(print_outcome(outcome, verbosity))
 }
 
@@ -302,7 +316,28 @@ async fn one_export(
     .await
 }
 
+/// Says where the badge went, or why it could not be written (a warning: the verdict and the
+/// report stand).
+fn badge_written(path: &Path, result: Result<(), Error>, verbosity: Verbosity) {
+    match result {
+        Ok(()) => say(
+            verbosity,
+            &format!("tdqs-gate: badge written to {}", path.display()),
+        ),
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "tdqs-gate: warning: {}",
+                redact(&e.summary())
+            );
+        }
+    }
+}
+
 async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    if let Some(badge) = &args.badge {
+        crate::report::badge::check_path(badge)?;
+    }
     let progress = Arc::new(StderrProgress::new(verbosity));
     let judge = judge_options(&args.judge)?;
     let secrets = gate::judges::secret_env_names(&judge);
@@ -318,6 +353,10 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     let scored = gate::score_once(&export, &judge, progress.clone()).await;
     progress.finish();
     let scored = scored?;
+    if let Some(path) = &args.badge {
+        let badge = tdqs_core::report::badge::for_mean(scored.side.rollups.mean_tdqs);
+        badge_written(path, crate::report::badge::write(path, &badge), verbosity);
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&scored)
             .map_err(|e| Error::internal(format!("cannot serialise the scores: {e}")))?
