@@ -289,3 +289,87 @@ fn issue_17_score_writes_the_badge_of_the_scored_side() {
         run.describe()
     );
 }
+
+/// The shell blocks of docs/getting-started.md that follow a `<!-- getting-started: NAME -->`
+/// marker, in order.
+fn getting_started_blocks(name: &str) -> Vec<String> {
+    let doc = std::fs::read_to_string(manifest_dir().join("../docs/getting-started.md")).unwrap();
+    let marker = format!("<!-- getting-started: {name} -->");
+    let mut blocks = Vec::new();
+    let mut rest = doc.as_str();
+    while let Some(at) = rest.find(&marker) {
+        rest = &rest[at + marker.len()..];
+        let start = rest.find("```sh\n").expect("a sh block after the marker") + "```sh\n".len();
+        let end = rest[start..].find("\n```").expect("the block's end") + start;
+        blocks.push(rest[start..end].to_string());
+        rest = &rest[end..];
+    }
+    blocks
+}
+
+#[test]
+fn issue_17_getting_started_python_commands_run_as_written() {
+    let blocks = getting_started_blocks("python");
+    assert_eq!(blocks.len(), 2, "{blocks:?}");
+    // "Your server": the bundled example, committed without a tdqs-gate.toml.
+    let setup = Setup::new(&base_tools());
+    let example = manifest_dir().join("../examples/issue-tracker");
+    std::fs::remove_file(setup.repo.path.join("tdqs-gate.toml")).unwrap();
+    std::fs::copy(
+        example.join("careless.json"),
+        setup.repo.path.join("careless.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        example.join("careful.json"),
+        setup.repo.path.join("tools.json"),
+    )
+    .unwrap();
+    setup.repo.commit_all("the server");
+    // `tdqs-gate` on PATH is the binary under test.
+    let bin = setup.work().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(GATE, bin.join("tdqs-gate")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let tmp = setup.work().join("tmp-doc");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut outputs = Vec::new();
+    for block in &blocks {
+        let output = std::process::Command::new("bash")
+            .arg("-euo")
+            .arg("pipefail")
+            .arg("-c")
+            .arg(block)
+            .current_dir(&setup.repo.path)
+            .env("PATH", &path)
+            .env("TMPDIR", &tmp)
+            .env("TDQS_GATE_PACKAGE_CACHE", "off")
+            .env("GIT_AUTHOR_NAME", "doc")
+            .env("GIT_AUTHOR_EMAIL", "doc@example.invalid")
+            .env("GIT_COMMITTER_NAME", "doc")
+            .env("GIT_COMMITTER_EMAIL", "doc@example.invalid")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_OUTPUT")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(
+            output.status.success(),
+            "{block}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+        );
+        outputs.push(stdout);
+    }
+    assert!(outputs[0].starts_with("PASS: "), "{}", outputs[0]);
+    assert!(outputs[1].contains("BLOCK: "), "{}", outputs[1]);
+    assert!(outputs[1].contains("exit code 1"), "{}", outputs[1]);
+    assert!(
+        outputs[1].contains("static"),
+        "the summary says which judge: {}",
+        outputs[1]
+    );
+}
