@@ -9,7 +9,11 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "${here}/.." && pwd)"
 
-cargo build --quiet --manifest-path "${root}/Cargo.toml" --bin tdqs-gate
+# Not --quiet: the first run compiles tdqs-gate and its dependencies, which takes several minutes
+# on a small machine (about 15 on two cores); later runs start at once.
+echo "== building tdqs-gate (the first build takes several minutes; cargo shows its progress)" >&2
+cargo build --manifest-path "${root}/Cargo.toml" --bin tdqs-gate
+echo "== running the gate on the example (python3 starts the example server)" >&2
 gate="${CARGO_TARGET_DIR:-${root}/target}/debug/tdqs-gate"
 
 demo="$(mktemp -d "${TMPDIR:-/tmp}/tdqs-gate-demo.XXXXXX")"

@@ -14,6 +14,8 @@
 //! startup-timeout = 60                      # seconds; also request-timeout, setup-timeout
 //! isolate-home = true                       # temporary HOME and XDG folders (the default)
 //! pass-env = ["UV_CACHE_DIR"]               # host variables passed through by name
+//! package-cache = true                      # persistent package caches (the default)
+//! setup-in-place = false                    # head setup in a scratch copy (the default)
 //!
 //! [probe]
 //! protocol-version = "2025-11-25"
@@ -113,6 +115,12 @@ pub struct ServerConfig {
     pub isolate_home: bool,
     /// Host variables passed through by name.
     pub pass_env: Vec<String>,
+    /// `package-cache`: with an isolated home, point package managers at the persistent cache
+    /// folder outside the trees (default true; see [`crate::export::package_cache`]).
+    pub package_cache: bool,
+    /// `setup-in-place`: run the head side's setup commands and server in the working tree
+    /// itself instead of a scratch copy of it (default false).
+    pub setup_in_place: bool,
 }
 
 impl Default for ServerConfig {
@@ -130,6 +138,8 @@ impl Default for ServerConfig {
             max_listing_bytes: None,
             isolate_home: true,
             pass_env: Vec::new(),
+            package_cache: true,
+            setup_in_place: false,
         }
     }
 }
@@ -340,6 +350,8 @@ struct RawServer {
     max_listing_bytes: Option<Spanned<i64>>,
     isolate_home: Option<bool>,
     pass_env: Option<Vec<Spanned<String>>>,
+    package_cache: Option<bool>,
+    setup_in_place: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -555,6 +567,8 @@ fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfi
         max_listing_bytes: size_limit(&raw.max_listing_bytes, "max-listing-bytes", text, path)?,
         isolate_home: raw.isolate_home.unwrap_or(true),
         pass_env,
+        package_cache: raw.package_cache.unwrap_or(true),
+        setup_in_place: raw.setup_in_place.unwrap_or(false),
     })
 }
 
@@ -570,7 +584,7 @@ fn size_limit(
     let n = *value.get_ref();
     usize::try_from(n)
         .ok()
-        .and_then(|n| crate::cli::args::parse_size_limit(&n.to_string()).ok())
+        .and_then(|n| crate::export::model::parse_size_limit(&n.to_string()).ok())
         .map(Some)
         .ok_or_else(|| {
             located(

@@ -85,10 +85,10 @@ pub struct ServerArgs {
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
     pub timeout: Option<u64>,
     /// Longest accepted server message (one stdout line), in bytes (default 16 MiB).
-    #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::export::model::parse_size_limit)]
     pub max_message_bytes: Option<usize>,
     /// Most bytes a server may write to stdout while listing its tools (default 32 MiB).
-    #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::export::model::parse_size_limit)]
     pub max_listing_bytes: Option<usize>,
     /// The protocol version offered in `initialize` (default 2025-11-25).
     #[arg(long, value_name = "VERSION")]
@@ -161,6 +161,10 @@ pub struct GateArgs {
     /// `tdqs-gate check REPORT`).
     #[arg(long, value_name = "REPORT")]
     pub check: Option<PathBuf>,
+    /// Also write a shields.io endpoint badge (the head's mean TDQS and tier) to FILE, for
+    /// PASS and BLOCK runs (see docs/github-action.md, "A badge").
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["check", "calibrate"])]
+    pub badge: Option<PathBuf>,
     /// Score a registry capture N times and write calibration.json (see docs/calibration.md; the
     /// same as `tdqs-gate calibrate CAPTURE`).
     #[arg(
@@ -268,6 +272,9 @@ pub struct ScoreArgs {
     /// Print the scored side as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write a shields.io endpoint badge (the mean TDQS and tier) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub badge: Option<PathBuf>,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]
@@ -341,17 +348,6 @@ fn parse_concurrency(text: &str) -> Result<usize, String> {
         Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Ok(n),
         _ => Err(format!(
             "must be a whole number from 1 to {MAX_CONCURRENCY} (judge calls at once)"
-        )),
-    }
-}
-
-/// A size limit in bytes, from 1 KiB to 1 GiB.
-pub fn parse_size_limit(text: &str) -> Result<usize, String> {
-    use crate::export::{MAX_SIZE_LIMIT, MIN_SIZE_LIMIT};
-    match text.trim().parse::<usize>() {
-        Ok(n) if (MIN_SIZE_LIMIT..=MAX_SIZE_LIMIT).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "must be a number of bytes from {MIN_SIZE_LIMIT} (1 KiB) to {MAX_SIZE_LIMIT} (1 GiB)"
         )),
     }
 }

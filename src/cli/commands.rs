@@ -191,12 +191,26 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
         progress.finish();
         return crate::calibrate::print_summary(&done?, &mut std::io::stdout());
     }
-    let opts = gate_options(&args.sides).inspect_err(|_| {
-        // A refused run writes no report; an earlier one must not stand in for it.
-        crate::report::write::remove_stale(&report_dir(&args.sides));
-    })?;
+    let opts = gate_options(&args.sides)
+        .and_then(|opts| {
+            if let Some(badge) = &args.badge {
+                crate::report::badge::check_path(badge)?;
+            }
+            Ok(opts)
+        })
+        .inspect_err(|_| {
+            // A refused run writes no report; an earlier one must not stand in for it.
+            crate::report::write::remove_stale(&report_dir(&args.sides));
+        })?;
     let outcome = gate::run(&opts, progress.clone()).await;
     progress.finish();
+    if let (Some(path), Some(report)) = (&args.badge, &outcome.report) {
+        if outcome.report_error.is_none() {
+            if let Some(badge) = tdqs_core::report::badge::for_report(report) {
+                badge_written(path, crate::report::badge::write(path, &badge), verbosity);
+            }
+        }
+    }
     Ok(print_outcome(outcome, verbosity))
 }
 
@@ -285,7 +299,10 @@ async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdic
         Some(rev) => SideSource::Revision(rev.clone()),
         None => SideSource::WorkingTree,
     };
-    let export = gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[]).await?;
+    let progress = StderrProgress::new(verbosity);
+    let export =
+        gate::sides::export_one(args.repo.repo.as_deref(), &source, &server, &[], &progress)
+            .await?;
     match &args.output {
         Some(path) => {
             crate::export::file::write_export(path, &export)?;
@@ -316,6 +333,7 @@ async fn one_export(
     repo: &RepoArgs,
     server: &ServerArgs,
     secrets: &[String],
+    progress: &dyn crate::score::side::Progress,
 ) -> Result<tdqs_core::export::Export, Error> {
     if let Some(path) = file {
         return crate::export::file::read_export(path);
@@ -329,18 +347,52 @@ async fn one_export(
         &source,
         &server_options(server)?,
         secrets,
+        progress,
     )
     .await
 }
 
+/// Says where the badge went, or why it could not be written (a warning: the verdict and the
+/// report stand).
+fn badge_written(path: &Path, result: Result<(), Error>, verbosity: Verbosity) {
+    match result {
+        Ok(()) => say(
+            verbosity,
+            &format!("tdqs-gate: badge written to {}", path.display()),
+        ),
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "tdqs-gate: warning: {}",
+                redact(&e.summary())
+            );
+        }
+    }
+}
+
 async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    if let Some(badge) = &args.badge {
+        crate::report::badge::check_path(badge)?;
+    }
     let progress = Arc::new(StderrProgress::new(verbosity));
     let judge = judge_options(&args.judge)?;
     let secrets = gate::judges::secret_env_names(&judge);
-    let export = one_export(&args.export, &args.rev, &args.repo, &args.server, &secrets).await?;
+    let export = one_export(
+        &args.export,
+        &args.rev,
+        &args.repo,
+        &args.server,
+        &secrets,
+        progress.as_ref(),
+    )
+    .await?;
     let scored = gate::score_once(&export, &judge, progress.clone()).await;
     progress.finish();
     let scored = scored?;
+    if let Some(path) = &args.badge {
+        let badge = tdqs_core::report::badge::for_mean(scored.side.rollups.mean_tdqs);
+        badge_written(path, crate::report::badge::write(path, &badge), verbosity);
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&scored)
             .map_err(|e| Error::internal(format!("cannot serialise the scores: {e}")))?
@@ -376,7 +428,15 @@ fn lint_config(
 async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     use crate::lint::{self, FailOn};
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
-    let export = one_export(&args.export, &args.rev, &args.repo, &args.server, &[]).await?;
+    let export = one_export(
+        &args.export,
+        &args.rev,
+        &args.repo,
+        &args.server,
+        &[],
+        &StderrProgress::new(verbosity),
+    )
+    .await?;
     let mut report = lint::lint_export(&export, &config);
     report.artifact = args
         .export

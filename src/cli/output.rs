@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
+use crate::export::process::SetupEvent;
 use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::redact::redact;
 
@@ -99,6 +100,11 @@ impl Progress for StderrProgress {
                     }
                 }
             }
+            ProgressEvent::Setup { side, event } => {
+                if self.verbosity == Verbosity::Verbose {
+                    self.line(&setup_line(&side, &event));
+                }
+            }
             ProgressEvent::Retrying {
                 what,
                 attempt,
@@ -109,5 +115,27 @@ impl Progress for StderrProgress {
                 }
             }
         }
+    }
+}
+
+/// One log line for a setup command starting or ending (`-v`).
+pub fn setup_line(side: &str, event: &SetupEvent) -> String {
+    match event {
+        SetupEvent::Started {
+            index,
+            total,
+            command,
+        } => format!("tdqs-gate: {side} setup {index}/{total}: `{command}`"),
+        SetupEvent::Finished {
+            index,
+            total,
+            command,
+            elapsed,
+            ok,
+        } => format!(
+            "tdqs-gate: {side} setup {index}/{total}: `{command}` {} after {:.1} s",
+            if *ok { "finished" } else { "FAILED" },
+            elapsed.as_secs_f64()
+        ),
     }
 }

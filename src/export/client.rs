@@ -44,8 +44,9 @@ use tokio::time::Instant;
 use crate::export::line_check;
 use crate::export::model::{ExportLimits, LaunchSpec};
 use crate::export::process::{
-    describe_status, redact_error, reproduce_line, run_setup, shell_command, spec_redactor,
-    tail_or_empty, ReadError, ServerProcess, Shutdown, ShutdownStep, StdoutLine, WriteError,
+    describe_status, redact_error, reproduce_line, run_setups, shell_command, spec_redactor,
+    tail_or_empty, ReadError, ServerProcess, SetupEvent, Shutdown, ShutdownStep, StdoutLine,
+    WriteError,
 };
 use tdqs_core::digest::json_kind;
 use tdqs_core::error::{Error, Stage};
@@ -90,9 +91,16 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// future is dropped). Every failure is INVALID with the cause, advice and the server's stderr
 /// tail.
 pub async fn list_tools(spec: &LaunchSpec, profile: &ProbeProfile) -> Result<RawListing, Error> {
-    for setup in &spec.setup {
-        run_setup(spec, setup).await?;
-    }
+    list_tools_observed(spec, profile, &|_| {}).await
+}
+
+/// [`list_tools`], telling `observe` when each setup command starts and ends.
+pub async fn list_tools_observed(
+    spec: &LaunchSpec,
+    profile: &ProbeProfile,
+    observe: &(dyn Fn(SetupEvent) + Send + Sync),
+) -> Result<RawListing, Error> {
+    run_setups(spec, observe).await?;
     let process = ServerProcess::spawn(spec)?;
     let mut session = Session::new(process, &spec.limits, profile);
     let outcome = session.run().await;

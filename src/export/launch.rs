@@ -30,7 +30,12 @@
 //!   `LOCALAPPDATA` inside it, so no user configuration changes what the server lists, unless
 //!   `isolate-home = false` (then the host's values pass through: package runners such as `npx`
 //!   and `uvx` keep their caches there, and CI may have no network to refill them);
-//! - the host values of the `pass-env` names (a name listed there wins over the temporary HOME);
+//! - with the temporary HOME, the package cache variables (`npm_config_cache`, `UV_CACHE_DIR`,
+//!   …) pointing into the persistent cache folder (see [`crate::export::package_cache`]);
+//! - the host values of the network variables ([`tdqs_core::network_env::NETWORK_ENV`]: proxies
+//!   and extra CA certificates, as for the judge; proxy values are masked as secrets);
+//! - the host values of the `pass-env` names (a name listed there wins over the temporary HOME
+//!   and the package cache);
 //! - the manifest entry's `env`, then `[server] env`.
 //!
 //! Nothing else passes, `GIT_*` included: a `GIT_DIR` exported by a git hook that runs the gate
@@ -194,7 +199,11 @@ pub struct LaunchPlan {
     env: Vec<(String, Template)>,
     setup: Vec<Vec<Template>>,
     isolate_home: bool,
-    /// Host values of the base variables and of `pass-env`, in that order.
+    /// The persistent package cache root, when used (isolated home, not turned off).
+    package_cache: Option<PathBuf>,
+    /// `[server] setup-in-place`: the head's setup runs in the working tree itself.
+    setup_in_place: bool,
+    /// Host values of the base variables, the network variables and `pass-env`, in that order.
     host_env: Vec<(String, String)>,
     /// Host values of the home variables, used when the home is not isolated.
     host_home: Vec<(String, String)>,
@@ -319,6 +328,14 @@ impl LaunchPlan {
                 .filter(|(name, _)| name.starts_with("LC_"))
                 .map(|(k, v)| (k.clone(), v.clone())),
         );
+        // Behind a proxy or a TLS-inspecting gateway setup commands cannot download anything
+        // without these; proxy URLs may hold credentials, so their values are masked.
+        for name in tdqs_core::network_env::NETWORK_ENV {
+            if let Some(value) = host.get(name) {
+                tdqs_core::network_env::register_proxy_secrets(name, value);
+                host_env.push((name.to_string(), value.to_string()));
+            }
+        }
         for name in &server.pass_env {
             if secrets.excluded(name) {
                 return Err(Error::new(
@@ -339,6 +356,29 @@ impl LaunchPlan {
             .filter_map(|name| host.get(name).map(|v| (name.to_string(), v.to_string())))
             .collect();
 
+        let package_cache = if server.isolate_home && server.package_cache {
+            let chosen = host.get(crate::export::package_cache::CACHE_ENV).is_some();
+            match crate::export::package_cache::cache_root(|name| {
+                host.get(name).map(str::to_string)
+            })? {
+                Some(root) => match crate::export::package_cache::prepare(&root) {
+                    Ok(()) => Some(root),
+                    // A folder the user chose must work; the default one is a convenience.
+                    Err(e) if chosen => return Err(e),
+                    Err(e) => {
+                        warnings.push(format!(
+                            "package caches are not kept between runs: {}",
+                            e.cause
+                        ));
+                        None
+                    }
+                },
+                None => None,
+            }
+        } else {
+            None
+        };
+
         Ok(LaunchPlan {
             origin,
             command,
@@ -346,6 +386,8 @@ impl LaunchPlan {
             env,
             setup,
             isolate_home: server.isolate_home,
+            package_cache,
+            setup_in_place: server.setup_in_place,
             host_env,
             host_home,
             limits: server.apply_limits(options.limits.clone()),
@@ -369,6 +411,22 @@ impl LaunchPlan {
     /// free of host values, and what the export records.
     pub fn command_template(&self) -> Vec<String> {
         self.command.iter().map(|t| t.raw.clone()).collect()
+    }
+
+    /// True when setup commands run before the server.
+    pub fn has_setup(&self) -> bool {
+        !self.setup.is_empty()
+    }
+
+    /// `[server] setup-in-place`: run the working tree's setup in the tree itself, not in a
+    /// scratch copy.
+    pub fn setup_in_place(&self) -> bool {
+        self.setup_in_place
+    }
+
+    /// The persistent package cache folder the sides use, if any.
+    pub fn package_cache(&self) -> Option<&Path> {
+        self.package_cache.as_deref()
     }
 
     /// Non-fatal observations (skipped remote entries, unset pass-env names, dropped variables).
@@ -407,6 +465,9 @@ impl LaunchPlan {
                 env.insert(name, value);
             }
             temp_home = Some(Arc::new(home));
+            if let Some(cache) = &self.package_cache {
+                env.extend(crate::export::package_cache::variables(cache));
+            }
         } else {
             env.extend(self.host_home.iter().cloned());
         }
@@ -453,6 +514,11 @@ impl LaunchPlan {
             secret_env,
             limits: self.limits.clone(),
             temp_home,
+            reproduce_env: self
+                .env
+                .iter()
+                .map(|(name, value)| reproduce_assignment(name, &value.raw, &root))
+                .collect(),
         };
         if let Some(first) = spec.setup.first() {
             // Later setup commands may use what earlier ones create (a virtualenv's pip).
@@ -1289,6 +1355,43 @@ fn strip_jsonc(text: &str) -> String {
     out.into_iter().collect()
 }
 
+/// `NAME=value` for a shell, from a configured value as written: `{root}` and
+/// `${workspaceFolder}` become the tree, `${env:NAME}` becomes `${NAME}`, other `${…}` references
+/// stay for the shell to expand. A literal value of a variable whose name looks like a
+/// credential is never shown: the line asks for it from the shell's environment instead.
+pub fn reproduce_assignment(name: &str, raw: &str, root: &Path) -> String {
+    if looks_secret(name) && !raw.contains("${") {
+        return format!("{name}=\"${{{name}}}\"");
+    }
+    let root = root.to_string_lossy();
+    let root = root.trim_end_matches('/');
+    let text = raw
+        .replace("{root}", root)
+        .replace("${workspaceFolder}", root)
+        .replace("${env:", "${");
+    if text.contains("${") {
+        // Double quotes, so that the shell expands the references and nothing else.
+        let mut quoted = String::from("\"");
+        let mut rest = text.as_str();
+        while let Some(c) = rest.chars().next() {
+            if rest.starts_with("${") {
+                quoted.push('$');
+            } else if matches!(c, '"' | '\\' | '`' | '$') {
+                quoted.push('\\');
+                quoted.push(c);
+            } else {
+                quoted.push(c);
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+        quoted.push('"');
+        format!("{name}={quoted}")
+    } else {
+        let quoted = shlex::try_quote(&text).map_or_else(|_| text.clone(), |q| q.into_owned());
+        format!("{name}={quoted}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1543,11 +1646,33 @@ mod tests {
             secret_env: vec!["API_TOKEN".to_string()],
             limits: ExportLimits::default(),
             temp_home: None,
+            reproduce_env: Vec::new(),
         };
         assert_eq!(
             spec.reproduce_command(),
             "cd /tree && env -i API_TOKEN=\"$API_TOKEN\" PATH=/usr/bin /usr/bin/node 'my server.js'"
         );
         assert_eq!(spec.env_names(), vec!["API_TOKEN", "PATH"]);
+    }
+
+    #[test]
+    fn reproduce_assignments_keep_references_and_hide_literal_secrets() {
+        let root = Path::new("/tmp/tree");
+        assert_eq!(
+            reproduce_assignment("PYTHONPATH", "{root}/src", root),
+            "PYTHONPATH=/tmp/tree/src"
+        );
+        assert_eq!(
+            reproduce_assignment("DATA", "${env:HOME}/a \"b\" `c`", root),
+            "DATA=\"${HOME}/a \\\"b\\\" \\`c\\`\""
+        );
+        assert_eq!(
+            reproduce_assignment("API_TOKEN", "literal-secret", root),
+            "API_TOKEN=\"${API_TOKEN}\""
+        );
+        assert_eq!(
+            reproduce_assignment("MODE", "two words", root),
+            "MODE='two words'"
+        );
     }
 }

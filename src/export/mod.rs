@@ -8,6 +8,7 @@ pub mod json_keys;
 pub mod launch;
 pub mod line_check;
 pub mod model;
+pub mod package_cache;
 pub mod process;
 
 pub use model::*;

@@ -31,6 +31,10 @@ pub struct LaunchSpec {
     pub limits: ExportLimits,
     /// Temporary HOME / XDG folders owned by this spec; removed when it is dropped.
     pub temp_home: Option<std::sync::Arc<tempfile::TempDir>>,
+    /// The configured variables (a manifest entry's `env`, then `[server] env`) as shell
+    /// assignments for "reproduce with" lines: `NAME=value`, with `${VAR}` references kept as
+    /// written and never a secret's value.
+    pub reproduce_env: Vec<String>,
 }
 
 /// Bounds on a server's behaviour; every one exceeded is INVALID.
@@ -63,6 +67,16 @@ pub const DEFAULT_MAX_LISTING_BYTES: usize = 32 * 1024 * 1024;
 pub const MAX_SIZE_LIMIT: usize = 1024 * 1024 * 1024;
 /// The smallest value either size limit accepts: 1 KiB.
 pub const MIN_SIZE_LIMIT: usize = 1024;
+
+/// A size limit in bytes, from 1 KiB to 1 GiB.
+pub fn parse_size_limit(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (MIN_SIZE_LIMIT..=MAX_SIZE_LIMIT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a number of bytes from {MIN_SIZE_LIMIT} (1 KiB) to {MAX_SIZE_LIMIT} (1 GiB)"
+        )),
+    }
+}
 
 impl Default for ExportLimits {
     fn default() -> Self {

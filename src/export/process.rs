@@ -420,7 +420,13 @@ pub fn shell_command(program: &str, args: &[String]) -> String {
 pub fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> String {
     let cwd = spec.cwd.display().to_string();
     let cwd = shlex::try_quote(&cwd).map_or_else(|_| cwd.clone(), |q| q.into_owned());
-    format!("cd {cwd} && {}", shell_command(program, args))
+    let mut line = format!("cd {cwd} && ");
+    for assignment in &spec.reproduce_env {
+        line.push_str(assignment);
+        line.push(' ');
+    }
+    line.push_str(&shell_command(program, args));
+    line
 }
 
 /// A redactor for everything a child of `spec` writes: the process-wide secrets plus the values
@@ -711,6 +717,55 @@ impl ServerProcess {
 // ---------------------------------------------------------------------------------------------
 // Setup commands
 
+/// What happens to the setup commands of a side, for progress display (the library prints
+/// nothing itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetupEvent {
+    /// Command `index` (from 1) of `total` starts; `command` is shown as a shell would quote it.
+    Started {
+        index: usize,
+        total: usize,
+        command: String,
+    },
+    /// It ended after `elapsed`; `ok` is false when it failed or timed out (the error, with the
+    /// output tail, follows).
+    Finished {
+        index: usize,
+        total: usize,
+        command: String,
+        elapsed: Duration,
+        ok: bool,
+    },
+}
+
+/// Runs every setup command of `spec` in order, telling `observe` when each starts and ends.
+pub async fn run_setups(
+    spec: &LaunchSpec,
+    observe: &(dyn Fn(SetupEvent) + Send + Sync),
+) -> Result<(), Error> {
+    let total = spec.setup.len();
+    let redactor = spec_redactor(spec);
+    for (i, setup) in spec.setup.iter().enumerate() {
+        let command = redact_with(&redactor, &shell_command(&setup.program, &setup.args));
+        observe(SetupEvent::Started {
+            index: i + 1,
+            total,
+            command: command.clone(),
+        });
+        let started = std::time::Instant::now();
+        let result = run_setup(spec, setup).await;
+        observe(SetupEvent::Finished {
+            index: i + 1,
+            total,
+            command,
+            elapsed: started.elapsed(),
+            ok: result.is_ok(),
+        });
+        result?;
+    }
+    Ok(())
+}
+
 /// Runs one setup command (for example a build) in `spec.cwd` with `spec.env`, within
 /// [`crate::export::ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
 /// [`crate::export::ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own
@@ -935,6 +990,7 @@ mod tests {
             secret_env: Vec::new(),
             limits: crate::export::model::ExportLimits::default(),
             temp_home: None,
+            reproduce_env: Vec::new(),
         };
         let process = ServerProcess::spawn(&spec).expect("spawn");
         let pgid = process.pid() as i32;

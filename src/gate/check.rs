@@ -450,7 +450,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
         progress.event(ProgressEvent::Note(
             "exporting the current base and head".to_string(),
         ));
-        let (base, head) = super::sides::obtain(&current).await?;
+        let (base, head) = super::sides::obtain(&current, progress.as_ref()).await?;
         for (label, recorded, now) in [
             ("base", report.base.as_ref(), &base.export),
             ("head", report.head.as_ref(), &head.export),

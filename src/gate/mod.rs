@@ -294,7 +294,7 @@ async fn run_inner(
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));
-    let (base, head) = sides::obtain(opts).await?;
+    let (base, head) = sides::obtain(opts, progress.as_ref()).await?;
     draft
         .warnings
         .extend(base.export.warnings.iter().map(|w| format!("base: {w}")));
@@ -316,7 +316,7 @@ async fn run_inner(
             "the definitions differ: exporting each side again to check its listing is stable"
                 .to_string(),
         ));
-        let (base_again, head_again) = sides::obtain(opts).await?;
+        let (base_again, head_again) = sides::obtain(opts, progress.as_ref()).await?;
         stable("base", &base.export, &base_again.export)?;
         stable("head", &head.export, &head_again.export)?;
     }

@@ -8,10 +8,11 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::export::client::list_tools;
+use crate::export::client::list_tools_observed;
 use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
 use crate::export::ExportLimits;
 use crate::revision::{self, Side};
+use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::error::Error;
 use tdqs_core::export::{Export, ExportSource, ProbeProfile};
 
@@ -109,13 +110,41 @@ async fn export_side(
     side: Side,
     plan: &LaunchPlan,
     probe: &ProbeProfile,
+    progress: &dyn Progress,
+    side_name: &str,
 ) -> Result<SideExport, Error> {
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
     let temporary_root = side.is_temporary().then(|| side.root.clone());
+    // Setup commands of the pull request must not change the user's working tree: they run in
+    // a scratch copy of it (see crate::revision::scratch) unless setup-in-place says otherwise.
+    let scratch = if !side.is_temporary()
+        && plan.has_setup()
+        && !plan.setup_in_place()
+        && git2::Repository::open(&side.root).is_ok()
+    {
+        match crate::revision::scratch::copy_working_tree(&side.root) {
+            Ok(copy) => Some(copy),
+            Err(e) => {
+                let _ = side.close();
+                return Err(e.context(format!("copying {label}")));
+            }
+        }
+    } else {
+        None
+    };
+    let run_root = scratch
+        .as_ref()
+        .map_or_else(|| side.root.clone(), |copy| copy.root().to_path_buf());
     let result = async {
-        let spec = plan.for_side(&side.root)?;
-        let listing = list_tools(&spec, probe)
+        let spec = plan.for_side(&run_root)?;
+        let observe = |event| {
+            progress.event(ProgressEvent::Setup {
+                side: side_name.to_string(),
+                event,
+            })
+        };
+        let listing = list_tools_observed(&spec, probe, &observe)
             .await
             .map_err(|e| e.context(format!("exporting {label}")))?;
         let mut warnings: Vec<String> = plan.warnings().to_vec();
@@ -150,6 +179,18 @@ async fn export_side(
         .with_advice("make sure nothing else removes tdqs-gate-* folders in the temporary directory or runs `git worktree prune` during the run, then run the gate again")),
         (result, _) => result,
     };
+    // The copy is gone once we return: a reproduction runs in the working tree it copied.
+    let result = match &scratch {
+        Some(copy) => result.map_err(|mut e| {
+            let copied = copy.root().display().to_string();
+            let original = side.root.display().to_string();
+            let original = original.trim_end_matches('/');
+            e.reproduce = e.reproduce.map(|cmd| cmd.replace(&copied, original));
+            e
+        }),
+        None => result,
+    };
+    let scratch_closed = scratch.map_or(Ok(()), |copy| copy.close());
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
     let export = result.map_err(|mut e| {
@@ -173,6 +214,7 @@ async fn export_side(
         e
     })?;
     closed?;
+    scratch_closed?;
     Ok(SideExport {
         export,
         revision: Some(label),
@@ -191,7 +233,10 @@ fn side_of(repo: &revision::Repo, source: &SideSource) -> Result<Side, Error> {
 }
 
 /// Both sides' exports.
-pub async fn obtain(opts: &GateOptions) -> Result<(SideExport, SideExport), Error> {
+pub async fn obtain(
+    opts: &GateOptions,
+    progress: &dyn Progress,
+) -> Result<(SideExport, SideExport), Error> {
     let secrets = super::judges::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
         (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
@@ -225,14 +270,14 @@ pub async fn obtain(opts: &GateOptions) -> Result<(SideExport, SideExport), Erro
             let base_fut = async {
                 match (base, base_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
-                    (_, Some(side)) => export_side(side, &plan, &probe).await,
+                    (_, Some(side)) => export_side(side, &plan, &probe, progress, "base").await,
                     _ => Err(Error::internal("no base side")),
                 }
             };
             let head_fut = async {
                 match (head, head_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
-                    (_, Some(side)) => export_side(side, &plan, &probe).await,
+                    (_, Some(side)) => export_side(side, &plan, &probe, progress, "head").await,
                     _ => Err(Error::internal("no head side")),
                 }
             };
@@ -252,6 +297,7 @@ pub async fn export_one(
     source: &SideSource,
     server: &ServerOptions,
     secrets: &[String],
+    progress: &dyn Progress,
 ) -> Result<Export, Error> {
     if let SideSource::ExportFile(path) = source {
         return Ok(read_file_side(path)?.export);
@@ -287,5 +333,7 @@ pub async fn export_one(
             return Err(e);
         }
     };
-    Ok(export_side(side, &plan, &probe).await?.export)
+    Ok(export_side(side, &plan, &probe, progress, "export")
+        .await?
+        .export)
 }

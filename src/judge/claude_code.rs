@@ -82,20 +82,9 @@ const FIXED_ENV: &[(&str, &str)] = &[
     ("ENABLE_CLAUDEAI_MCP_SERVERS", "false"),
 ];
 
-/// Host variables that only say how to reach the network (proxies, extra CA certificates).
-pub const NETWORK_ENV: &[&str] = &[
-    "HTTPS_PROXY",
-    "https_proxy",
-    "HTTP_PROXY",
-    "http_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-    "NO_PROXY",
-    "no_proxy",
-    "NODE_EXTRA_CA_CERTS",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-];
+/// Host variables that only say how to reach the network (proxies, extra CA certificates);
+/// shared with the servers and setup commands.
+pub use tdqs_core::network_env::NETWORK_ENV;
 
 /// A `claude setup-token` token read from a named environment variable.
 #[derive(Clone)]
@@ -305,9 +294,7 @@ impl ClaudeCodeJudge {
         // without these. A proxy URL may carry credentials, so its value is masked like a secret.
         for name in NETWORK_ENV {
             if let Some(value) = std::env::var_os(name) {
-                if name.to_ascii_lowercase().ends_with("_proxy") {
-                    tdqs_core::redact::register_secret(&value.to_string_lossy());
-                }
+                tdqs_core::network_env::register_proxy_secrets(name, &value.to_string_lossy());
                 env.push(((*name).into(), value));
             }
         }
@@ -618,23 +605,7 @@ fn check_base_url(url: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// The `user:password` part of a URL, if any.
-fn userinfo(url: &str) -> Option<&str> {
-    let start = url.find("://")? + 3;
-    let authority_end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    let at = url[start..authority_end].rfind('@')?;
-    Some(&url[start..start + at])
-}
-
-/// The URL without its `user:password@` part, for reports.
-fn strip_userinfo(url: &str) -> String {
-    match userinfo(url) {
-        Some(info) => url.replacen(&format!("{info}@"), "", 1),
-        None => url.to_string(),
-    }
-}
+use tdqs_core::network_env::{strip_userinfo, userinfo};
 
 /// The per-call temporary directory:
 /// `<tmp>/tdqs-judge-XXXX/{system.txt, work/, config/}`. `work` is the CLI's empty working

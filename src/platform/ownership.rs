@@ -263,7 +263,7 @@ pub fn describe_processes(found: &[FoundProcess]) -> String {
 
 /// Prefixes of the temporary folders the gate creates next to its worktrees: a server's
 /// temporary home and a Claude Code judge call's scratch folder.
-pub const TEMP_FOLDER_PREFIXES: [&str; 2] = ["tdqs-gate-home-", "tdqs-judge-"];
+pub const TEMP_FOLDER_PREFIXES: [&str; 3] = ["tdqs-gate-home-", "tdqs-judge-", "tdqs-gate-copy-"];
 
 fn kept_claims() -> &'static std::sync::Mutex<Vec<Claim>> {
     static KEPT: std::sync::OnceLock<std::sync::Mutex<Vec<Claim>>> = std::sync::OnceLock::new();

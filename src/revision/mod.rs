@@ -36,6 +36,7 @@
 //! an environment that exports them still works on the repository it was pointed at.
 
 mod resolve;
+pub mod scratch;
 mod worktree;
 
 use std::path::{Path, PathBuf};

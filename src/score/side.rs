@@ -86,6 +86,11 @@ pub enum ProgressEvent {
     },
     /// A step of the run (exporting, scoring pair 2 of 3, …).
     Note(String),
+    /// A setup command of a side (`base`, `head`, …) started or ended.
+    Setup {
+        side: String,
+        event: crate::export::process::SetupEvent,
+    },
 }
 
 pub trait Progress: Send + Sync {

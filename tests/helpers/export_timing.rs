@@ -50,6 +50,7 @@ fn main() {
             ..ExportLimits::default()
         },
         temp_home: None,
+        reproduce_env: Vec::new(),
     };
     let profile = ProbeProfile {
         era,

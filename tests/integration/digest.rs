@@ -141,10 +141,7 @@ fn the_vector_file_is_what_the_script_writes() {
         Ok(output) => output,
         Err(err) => {
             let message = format!("python3 is needed to regenerate the digest vectors: {err}");
-            if std::env::var("TDQS_GATE_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-                panic!("{message}");
-            }
-            eprintln!("skipped: {message}");
+            crate::support::skips::skip(&message);
             return;
         }
     };

@@ -61,6 +61,7 @@ impl Case {
             secret_env: Vec::new(),
             limits: quick_limits(),
             temp_home: None,
+            reproduce_env: Vec::new(),
         }
     }
 
@@ -984,10 +985,7 @@ pub(crate) fn installed(relative: &str) -> Option<PathBuf> {
         "{} is not installed; run `bash tests/setup/real-servers.sh`",
         path.display()
     );
-    if std::env::var("TDQS_GATE_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-        panic!("{message} (TDQS_GATE_REQUIRE_EXTERNAL=1)");
-    }
-    eprintln!("skipped: {message}");
+    crate::support::skips::skip(&message);
     None
 }
 
@@ -1014,6 +1012,7 @@ fn real_spec(case: &Case, program: &Path, args: &[&str]) -> LaunchSpec {
             ..ExportLimits::default()
         },
         temp_home: None,
+        reproduce_env: Vec::new(),
     }
 }
 

@@ -43,7 +43,17 @@ fn host() -> HostEnv {
         ("CLAUDE_CODE_OAUTH_TOKEN", SECRET_VALUES[1].to_string()),
         ("OPENAI_API_KEY", SECRET_VALUES[2].to_string()),
         ("TDQS_JUDGE_TOKEN", SECRET_VALUES[3].to_string()),
+        // Keeps the persistent package cache out of the user's real cache folder.
+        (
+            "TDQS_GATE_PACKAGE_CACHE",
+            test_cache_root().to_string_lossy().into_owned(),
+        ),
     ])
+}
+
+/// The package cache root the tests' host environment names.
+fn test_cache_root() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("launch-test-packages")
 }
 
 /// A tree with an executable `server.sh` that prints its arguments, working directory and
@@ -633,4 +643,137 @@ fn issue_13_item_4_which_launch_plans_cannot_see_the_tree() {
     assert_eq!(blind("python3 -m flat_pkg"), None);
     assert_eq!(blind("npx my-server"), None);
     assert_eq!(blind("node dist/index.js"), None);
+}
+
+#[test]
+fn issue_17_item_4_network_variables_and_package_caches_reach_setup_and_server() {
+    let root = tree();
+    let mut pairs: Vec<(String, String)> = vec![
+        (
+            "PATH".into(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
+        ),
+        ("HOME".into(), "/home/host-user".into()),
+        (
+            "HTTPS_PROXY".into(),
+            "http://alice:proxy-pass-1234@proxy.corp:3128".into(),
+        ),
+        ("http_proxy".into(), "http://proxy.corp:3128".into()),
+        ("NO_PROXY".into(), "localhost,127.0.0.1".into()),
+        ("SSL_CERT_FILE".into(), "/etc/corp/ca.pem".into()),
+        ("REQUESTS_CA_BUNDLE".into(), "/etc/corp/ca.pem".into()),
+        ("NODE_EXTRA_CA_CERTS".into(), "/etc/corp/extra.pem".into()),
+        ("CURL_CA_BUNDLE".into(), "/etc/corp/ca.pem".into()),
+    ];
+    let cache = tempfile::tempdir().expect("cache");
+    let cache_root = cache.path().join("packages");
+    pairs.push((
+        "TDQS_GATE_PACKAGE_CACHE".into(),
+        cache_root.to_string_lossy().into_owned(),
+    ));
+    let host = HostEnv::from_pairs(pairs.clone());
+    let exclude = judge_token_var();
+    let plan_for = |text: &str, host: &HostEnv| {
+        let cfg = config(root.path(), text);
+        LaunchPlan::resolve(
+            &LaunchOptions {
+                command: None,
+                server: None,
+                config: Some(&cfg),
+                manifest_root: root.path(),
+                exclude_env: &exclude,
+                limits: ExportLimits::default(),
+            },
+            host,
+        )
+    };
+    let plan = plan_for(
+        "[server]\ncommand = \"./server.sh\"\nenv = { PIP_CACHE_DIR = \"{root}/pip\" }\n",
+        &host,
+    )
+    .expect("plan");
+    assert_eq!(plan.package_cache(), Some(cache_root.as_path()));
+    let spec = plan.for_side(root.path()).expect("spec");
+    for (name, value) in &pairs[2..9] {
+        assert_eq!(env_of(&spec, name), Some(value.as_str()), "{name}");
+    }
+    for (name, sub) in tdqs_gate::export::package_cache::CACHE_VARIABLES {
+        if name == "PIP_CACHE_DIR" {
+            continue;
+        }
+        let dir = PathBuf::from(env_of(&spec, name).expect(name));
+        assert_eq!(dir, cache_root.join(sub), "{name}");
+        assert!(dir.is_dir(), "{name}: {} not created", dir.display());
+    }
+    // The configuration's own value wins over the cache's.
+    assert_eq!(
+        env_of(&spec, "PIP_CACHE_DIR"),
+        Some(format!("{}/pip", root.path().display()).as_str())
+    );
+    // What the process sees, and the proxy's credentials masked wherever text is shown.
+    let output = run(&spec);
+    assert!(
+        output.contains("SSL_CERT_FILE=/etc/corp/ca.pem\n"),
+        "{output}"
+    );
+    assert!(
+        output.contains(&format!("npm_config_cache={}/npm\n", cache_root.display())),
+        "{output}"
+    );
+    let shown = tdqs_core::redact::redact(&output);
+    assert!(!shown.contains("proxy-pass-1234"), "{shown}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&cache_root)
+            .expect("root")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "the cache root is private: {mode:o}");
+    }
+
+    // Turned off: by the configuration, by the gate's environment, or with the host's home.
+    let mut off = pairs.clone();
+    off.retain(|(k, _)| k != "TDQS_GATE_PACKAGE_CACHE");
+    off.push(("TDQS_GATE_PACKAGE_CACHE".into(), "off".into()));
+    for (text, host) in [
+        (
+            "[server]\ncommand = \"./server.sh\"\npackage-cache = false\n",
+            host.clone(),
+        ),
+        (
+            "[server]\ncommand = \"./server.sh\"\n",
+            HostEnv::from_pairs(off),
+        ),
+        (
+            "[server]\ncommand = \"./server.sh\"\nisolate-home = false\n",
+            host.clone(),
+        ),
+    ] {
+        let plan = plan_for(text, &host).expect("plan");
+        assert_eq!(plan.package_cache(), None, "{text}");
+        let spec = plan.for_side(root.path()).expect("spec");
+        assert_eq!(env_of(&spec, "npm_config_cache"), None, "{text}");
+        assert_eq!(
+            env_of(&spec, "SSL_CERT_FILE"),
+            Some("/etc/corp/ca.pem"),
+            "{text}"
+        );
+    }
+
+    // A chosen folder that is not absolute is refused, naming the variable and the way out.
+    let mut relative = pairs.clone();
+    relative.retain(|(k, _)| k != "TDQS_GATE_PACKAGE_CACHE");
+    relative.push(("TDQS_GATE_PACKAGE_CACHE".into(), "cache/here".into()));
+    let err = plan_for(
+        "[server]\ncommand = \"./server.sh\"\n",
+        &HostEnv::from_pairs(relative),
+    )
+    .expect_err("relative cache");
+    assert!(
+        err.cause.contains("TDQS_GATE_PACKAGE_CACHE"),
+        "{}",
+        err.cause
+    );
+    assert!(err.render().contains("off"), "{}", err.render());
 }

@@ -10,6 +10,7 @@ mod http_gate;
 mod http_judges;
 mod http_stub;
 mod issue_14;
+mod issue_17;
 mod launch;
 mod lint;
 mod loopback;

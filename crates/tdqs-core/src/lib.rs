@@ -19,6 +19,7 @@ pub mod error;
 pub mod exit;
 pub mod export;
 pub mod judge;
+pub mod network_env;
 pub mod redact;
 pub mod report;
 pub mod rubric;

@@ -279,6 +279,8 @@ impl Setup {
             .args(args)
             .current_dir(&self.repo.path)
             .env("TMPDIR", tmp)
+            // The persistent package cache stays inside the test's folder.
+            .env("TDQS_GATE_PACKAGE_CACHE", self.work().join("packages"))
             .stdin(Stdio::null());
         for name in SCRUBBED_ENV {
             command.env_remove(name);

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod gitrepo;
+pub mod skips;
 
 /// The pid files the fake server has finished writing in `dir`. It writes `NAME.tmp` and renames
 /// it to `NAME`, so a `.tmp` entry is one still being written and is not counted.

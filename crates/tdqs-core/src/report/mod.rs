@@ -2,6 +2,7 @@
 //! summary ([`markdown`]) and the plain-text rendering of one scored side ([`text`]). Writing the
 //! files is the engine's business.
 
+pub mod badge;
 pub mod causes;
 pub mod changed;
 pub mod markdown;
