@@ -20,10 +20,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::gate::{judges, prepare, JudgeOptions};
+use crate::gate::session::{ScoringSession, Sharing};
+use crate::gate::{judges, JudgeOptions};
 use crate::judge::Judge;
 use crate::report::write::atomic_write;
-use crate::score::side::{Progress, ProgressEvent, Scorer};
+use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::redact::redact;
@@ -138,27 +139,23 @@ async fn calibrate(
     judge: Arc<dyn Judge>,
     progress: Arc<dyn Progress>,
 ) -> Result<Calibrated, Error> {
-    let mut warnings = judge.preflight().await?;
+    let session = ScoringSession::open(
+        judge,
+        &opts.judge,
+        &pins,
+        Sharing::default(),
+        Arc::clone(&progress),
+        None,
+    )
+    .await?;
+    let mut warnings = session.warnings.clone();
     if let Some(w) = pins.warning() {
         warnings.push(w);
     }
-    let prompts = prepare::load_prompts(&opts.judge, &pins, judge.as_ref()).await?;
-    warnings.extend(prompts.warnings.iter().cloned());
-    let prepared = prepare::prepare_side(&capture.export, prompts.prompts.as_ref())?;
-    let info = judge.info();
-    let scoring = crate::gate::scoring_record(&pins, info, &prompts, false, opts.judge.concurrency);
+    let prepared = session.prepare(&capture.export)?;
+    let scoring = session.scoring.clone();
     let weights = pins.weights();
-    let scorer = Scorer {
-        judge,
-        weights: weights.clone(),
-        retries: pins.retries(),
-        concurrency: opts.judge.effective_concurrency(),
-        share_identical: false,
-        progress: Arc::clone(&progress),
-        // A deterministic judge answers each question once for all runs.
-        memo: Default::default(),
-        reuse_unchanged: false,
-    };
+    let scorer = session.scorer;
     let mut runs = Vec::with_capacity(opts.runs);
     for n in 1..=opts.runs {
         progress.event(ProgressEvent::Note(format!(

@@ -11,6 +11,7 @@ pub mod hook;
 pub mod judges;
 pub mod options;
 pub mod prepare;
+pub mod session;
 pub mod sides;
 
 use std::sync::Arc;
@@ -18,7 +19,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::report::write;
-use crate::score::side::{Progress, ProgressEvent, Scorer};
+use crate::score::side::{Progress, ProgressEvent};
+use session::{ScoringSession, Sharing};
 use tdqs_core::decide::{self, ConfirmationRule};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
@@ -381,21 +383,6 @@ async fn run_inner(
 
     let cannot_run = "the definitions changed and need a judge, but the judge cannot run";
     let judge = judge.map_err(|e| e.context(cannot_run))?;
-    let warnings = judge.preflight().await.map_err(|e| e.context(cannot_run))?;
-    draft.warnings.extend(warnings);
-    let prompts = prepare::load_prompts(&opts.judge, &draft.pins, judge.as_ref()).await?;
-    draft.warnings.extend(prompts.warnings.iter().cloned());
-    let base_prepared = prepare::prepare_side(&base.export, prompts.prompts.as_ref())?;
-    let head_prepared = prepare::prepare_side(&head.export, prompts.prompts.as_ref())?;
-
-    let info = judge.info();
-    draft.scoring = Some(scoring_record(
-        &draft.pins,
-        info,
-        &prompts,
-        opts.share_identical,
-        opts.judge.concurrency,
-    ));
     let rule_in_use = tdqs_core::decide::RuleInUse::resolve(
         opts.decision_rule,
         &draft.pins,
@@ -403,16 +390,24 @@ async fn run_inner(
         head.decision.tool_drop,
     );
     draft.rule = Some(rule_in_use);
-    let scorer = Scorer {
-        judge,
-        weights: draft.pins.weights(),
-        retries: draft.pins.retries(),
-        concurrency: opts.judge.effective_concurrency(),
-        share_identical: opts.share_identical,
-        progress: Arc::clone(&progress),
-        memo: Default::default(),
-        reuse_unchanged: rule_in_use.reuses_unchanged(),
+    let sharing = Sharing {
+        identical_questions: opts.share_identical,
+        unchanged_tools: rule_in_use.reuses_unchanged(),
     };
+    let session = ScoringSession::open(
+        judge,
+        &opts.judge,
+        &draft.pins,
+        sharing,
+        Arc::clone(&progress),
+        Some(cannot_run),
+    )
+    .await?;
+    draft.warnings.extend(session.warnings.iter().cloned());
+    let base_prepared = session.prepare(&base.export)?;
+    let head_prepared = session.prepare(&head.export)?;
+    draft.scoring = Some(session.scoring.clone());
+    let scorer = session.scorer;
     let rule: ConfirmationRule = ConfirmationRule::from_pins(&draft.pins);
     loop {
         match decision::step(&draft.pairs, rule_in_use, rule) {
@@ -477,7 +472,7 @@ pub async fn score_once(
 ) -> Result<ScoredOnce, Error> {
     let pins = crate::spec::load_pins(opts.pins.as_deref())?;
     let judge = judges::build(opts, &pins)?;
-    let mut warnings = judge.preflight().await?;
+    let mut warnings = Vec::new();
     if !pins.is_embedded() {
         warnings.push("scored with custom pins: not the calibrated configuration".to_string());
     }
@@ -488,21 +483,11 @@ pub async fn score_once(
         )
         .with_advice("check that the server registers its tools before answering tools/list"));
     }
-    let prompts = prepare::load_prompts(opts, &pins, judge.as_ref()).await?;
-    warnings.extend(prompts.warnings.iter().cloned());
-    let prepared = prepare::prepare_side(export, prompts.prompts.as_ref())?;
-    let info = judge.info();
-    let scoring = scoring_record(&pins, info, &prompts, false, opts.concurrency);
-    let scorer = Scorer {
-        judge,
-        weights: pins.weights(),
-        retries: pins.retries(),
-        concurrency: opts.effective_concurrency(),
-        share_identical: false,
-        progress,
-        memo: Default::default(),
-        reuse_unchanged: false,
-    };
+    let session =
+        ScoringSession::open(judge, opts, &pins, Sharing::default(), progress, None).await?;
+    warnings.extend(session.warnings.iter().cloned());
+    let prepared = session.prepare(export)?;
+    let (scoring, scorer) = (session.scoring, session.scorer);
     let (side, calls) = scorer.score_side(&prepared).await?;
     Ok(ScoredOnce {
         scoring,
