@@ -91,6 +91,11 @@ pub struct ServerConfig {
     pub isolate_home: bool,
     /// Host variables passed through by name.
     pub pass_env: Vec<String>,
+    /// `url`: the server speaks Streamable HTTP at this URL (`{port}` is a free port the gate
+    /// picks for `command`).
+    pub url: Option<String>,
+    /// `headers`: sent with every HTTP request; values may use `${VAR}`.
+    pub headers: BTreeMap<String, String>,
 }
 
 impl Default for ServerConfig {
@@ -108,6 +113,8 @@ impl Default for ServerConfig {
             max_listing_bytes: None,
             isolate_home: true,
             pass_env: Vec::new(),
+            url: None,
+            headers: BTreeMap::new(),
         }
     }
 }
@@ -293,6 +300,8 @@ struct RawServer {
     max_listing_bytes: Option<Spanned<i64>>,
     isolate_home: Option<bool>,
     pass_env: Option<Vec<Spanned<String>>>,
+    url: Option<Spanned<String>>,
+    headers: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize)]
@@ -508,6 +517,25 @@ fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfi
         max_listing_bytes: size_limit(&raw.max_listing_bytes, "max-listing-bytes", text, path)?,
         isolate_home: raw.isolate_home.unwrap_or(true),
         pass_env,
+        url: match raw.url {
+            Some(url)
+                if !url.get_ref().starts_with("http://")
+                    && !url.get_ref().starts_with("https://") =>
+            {
+                return Err(located(
+                    text,
+                    path,
+                    Some(url.span()),
+                    "`url` is not an http:// or https:// URL",
+                )
+                .with_advice(
+                    "write the server's MCP endpoint, e.g. url = \"http://127.0.0.1:{port}/mcp\"",
+                ));
+            }
+            Some(url) => Some(url.into_inner()),
+            None => None,
+        },
+        headers: raw.headers.unwrap_or_default(),
     })
 }
 

@@ -4,10 +4,12 @@
 pub mod client;
 pub mod command_secrets;
 pub mod file;
+pub mod http;
 pub mod json_keys;
 pub mod launch;
 pub mod line_check;
 pub mod model;
 pub mod process;
+pub mod transport;
 
 pub use model::*;

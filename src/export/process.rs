@@ -655,6 +655,17 @@ impl ServerProcess {
         self.stdout.next_line().await
     }
 
+    /// Reads and drops stdout until it closes (a server that speaks HTTP may log there; an
+    /// unread pipe would block it). Cancel-safe.
+    pub async fn discard_stdout(&mut self) {
+        self.stdout.discard_forever().await;
+    }
+
+    /// The leader's exit status, if it has exited.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// The stderr tail so far, redacted.
     pub fn stderr_tail(&self) -> String {
         redact_with(&self.redactor, &self.stderr.text())
@@ -935,6 +946,7 @@ mod tests {
             secret_env: Vec::new(),
             limits: crate::export::model::ExportLimits::default(),
             temp_home: None,
+            http: None,
         };
         let process = ServerProcess::spawn(&spec).expect("spawn");
         let pgid = process.pid() as i32;

@@ -50,6 +50,7 @@ fn main() {
             ..ExportLimits::default()
         },
         temp_home: None,
+        http: None,
     };
     let profile = ProbeProfile {
         era,

@@ -61,6 +61,7 @@ impl Case {
             secret_env: Vec::new(),
             limits: quick_limits(),
             temp_home: None,
+            http: None,
         }
     }
 
@@ -1014,6 +1015,7 @@ fn real_spec(case: &Case, program: &Path, args: &[&str]) -> LaunchSpec {
             ..ExportLimits::default()
         },
         temp_home: None,
+        http: None,
     }
 }
 
