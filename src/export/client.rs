@@ -124,6 +124,7 @@ pub async fn list_tools(spec: &LaunchSpec, profile: &ProbeProfile) -> Result<Raw
              (such as \"\\ud83d\", text cut inside an emoji); each was replaced by U+FFFD"
         ));
     }
+    warnings.extend(transport.note());
     let shutdown = transport.close().await;
     match outcome {
         Ok(mut listing) => {

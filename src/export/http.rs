@@ -67,6 +67,10 @@ pub struct HttpConnection {
     rx: mpsc::Receiver<Result<Vec<u8>, HttpFault>>,
     tasks: Vec<JoinHandle<()>>,
     max_message_bytes: usize,
+    /// Messages sent so far (the legacy fallback is tried on the first only).
+    sent: usize,
+    /// Legacy HTTP+SSE: where messages are posted (from the stream's `endpoint` event).
+    legacy_endpoint: Option<reqwest::Url>,
 }
 
 // Not derived: the headers hold credentials.
@@ -136,6 +140,8 @@ impl HttpConnection {
             rx,
             tasks: Vec::new(),
             max_message_bytes,
+            sent: 0,
+            legacy_endpoint: None,
         })
     }
 
@@ -156,10 +162,19 @@ impl HttpConnection {
         self.protocol_version = Some(version.to_string());
     }
 
+    /// Whether the server speaks the legacy HTTP+SSE transport (found by the fallback).
+    pub fn is_legacy(&self) -> bool {
+        self.legacy_endpoint.is_some()
+    }
+
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
+        let url = match (&self.legacy_endpoint, &method) {
+            (Some(endpoint), &reqwest::Method::POST) => endpoint.clone(),
+            _ => self.url.clone(),
+        };
         let mut request = self
             .client
-            .request(method, self.url.clone())
+            .request(method, url)
             .headers(self.headers.clone());
         if let Some(id) = &self.session_id {
             request = request.header(SESSION_HEADER, id);
@@ -177,6 +192,65 @@ impl HttpConnection {
         message: &[u8],
         timeout: Duration,
     ) -> Result<(), Option<HttpFault>> {
+        let first = self.sent == 0;
+        self.sent += 1;
+        match self.post(message, timeout).await {
+            // The specification's backwards compatibility: a 4xx to the first POST may mean a
+            // server of the older HTTP+SSE transport; open its event stream and post there.
+            Err(Some(HttpFault::Status { status, body }))
+                if first && matches!(status, 400 | 404 | 405) =>
+            {
+                match self.open_legacy(timeout).await {
+                    Ok(()) => self.post(message, timeout).await,
+                    Err(()) => Err(Some(HttpFault::Status { status, body })),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Legacy HTTP+SSE: GET the event stream and wait for its `endpoint` event.
+    async fn open_legacy(&mut self, timeout: Duration) -> Result<(), ()> {
+        let request = self
+            .request(reqwest::Method::GET)
+            .header(ACCEPT, "text/event-stream")
+            // The stream carries every answer of the export; the session's own deadlines
+            // bound each of them.
+            .timeout(Duration::from_secs(24 * 3600));
+        let response = match tokio::time::timeout(timeout, request.send()).await {
+            Ok(Ok(response)) if response.status().is_success() => response,
+            _ => return Err(()),
+        };
+        let is_stream = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
+        if !is_stream {
+            return Err(());
+        }
+        let (endpoint_tx, endpoint_rx) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(read_events(
+            response,
+            self.tx.clone(),
+            self.max_message_bytes,
+            Some(endpoint_tx),
+        ));
+        self.tasks.push(task);
+        let Ok(Ok(data)) = tokio::time::timeout(timeout, endpoint_rx).await else {
+            return Err(());
+        };
+        let text = String::from_utf8_lossy(&data);
+        let endpoint = self.url.join(text.trim()).map_err(|_| ())?;
+        // Messages must not be posted to another origin than the one configured.
+        if endpoint.origin() != self.url.origin() {
+            return Err(());
+        }
+        self.legacy_endpoint = Some(endpoint);
+        Ok(())
+    }
+
+    async fn post(&mut self, message: &[u8], timeout: Duration) -> Result<(), Option<HttpFault>> {
         let request = self
             .request(reqwest::Method::POST)
             .header(ACCEPT, "application/json, text/event-stream")
@@ -330,9 +404,20 @@ async fn read_json_body(
 /// Splits an event stream into events and hands on the data of each `message` event (events
 /// without a name are messages too). Comments, `id`, `retry` and empty events are skipped.
 async fn read_event_stream(
+    response: reqwest::Response,
+    tx: mpsc::Sender<Result<Vec<u8>, HttpFault>>,
+    limit: usize,
+) {
+    read_events(response, tx, limit, None).await;
+}
+
+/// [`read_event_stream`], also handing the data of the first `endpoint` event to `endpoint`
+/// (the legacy HTTP+SSE transport).
+async fn read_events(
     mut response: reqwest::Response,
     tx: mpsc::Sender<Result<Vec<u8>, HttpFault>>,
     limit: usize,
+    mut endpoint: Option<tokio::sync::oneshot::Sender<Vec<u8>>>,
 ) {
     let mut parser = SseParser::new(limit);
     loop {
@@ -356,6 +441,12 @@ async fn read_event_stream(
             }
         };
         for event in events {
+            if event.name.as_deref() == Some("endpoint") {
+                if let Some(endpoint) = endpoint.take() {
+                    let _ = endpoint.send(event.data);
+                }
+                continue;
+            }
             if event.name.as_deref().is_some_and(|n| n != "message") || event.data.is_empty() {
                 continue;
             }

@@ -115,6 +115,18 @@ impl Transport {
         }
     }
 
+    /// A warning about how the server was reached, if any.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            Transport::Http { connection, .. } if connection.is_legacy() => Some(
+                "the server answered the first POST with an error and speaks the legacy HTTP+SSE \
+                 transport (an event stream with an `endpoint` event); the export used it"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+
     /// After the handshake: HTTP requests carry the negotiated version from now on.
     pub fn set_protocol_version(&mut self, version: &str) {
         if let Transport::Http { connection, .. } = self {

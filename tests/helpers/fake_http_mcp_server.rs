@@ -12,6 +12,9 @@
 //! - `status-NNN`: every POST is answered with HTTP NNN;
 //! - `stall`: `tools/list` gets an SSE stream that never sends its answer;
 //! - `bad-sse`: `tools/list` gets an SSE event whose data is not JSON;
+//! - `legacy`: the older HTTP+SSE transport: a POST to the URL gets 405, a GET opens the event
+//!   stream whose `endpoint` event names `/messages?session=…`, where messages are posted
+//!   (202) and answered on the stream;
 //! - `modern`: answers `server/discover` (2026-07-28) and reads `_meta` on requests.
 //!
 //! `--log FILE` appends one line per request: `METHOD jsonrpc-method session=… version=…`.
@@ -24,6 +27,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 const SESSION: &str = "session-7f3a";
+
+/// Legacy mode: the open event stream answers are written to.
+static LEGACY_STREAM: std::sync::OnceLock<Mutex<Option<TcpStream>>> = std::sync::OnceLock::new();
 
 struct Config {
     mode: String,
@@ -61,6 +67,7 @@ fn main() {
     eprintln!("fake-http-mcp-server: mode {}", config.mode);
     let config = Arc::new(config);
     let log = Arc::new(Mutex::new(()));
+    let _ = LEGACY_STREAM.set(Mutex::new(None));
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
         let config = config.clone();
@@ -73,6 +80,7 @@ fn main() {
 
 struct Request {
     method: String,
+    path: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
@@ -90,7 +98,9 @@ fn read_request(stream: &TcpStream) -> std::io::Result<Request> {
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     reader.read_line(&mut line)?;
-    let method = line.split_whitespace().next().unwrap_or("").to_string();
+    let mut words = line.split_whitespace();
+    let method = words.next().unwrap_or("").to_string();
+    let path = words.next().unwrap_or("").to_string();
     let mut headers = Vec::new();
     loop {
         let mut line = String::new();
@@ -112,6 +122,7 @@ fn read_request(stream: &TcpStream) -> std::io::Result<Request> {
     reader.read_exact(&mut body)?;
     Ok(Request {
         method,
+        path,
         headers,
         body,
     })
@@ -179,6 +190,17 @@ fn handle(mut stream: TcpStream, config: &Config, log: &Mutex<()>) -> std::io::R
         )?;
     }
     let sessions = matches!(config.mode.as_str(), "session" | "expire");
+    let legacy = config.mode == "legacy";
+    if legacy && request.method == "GET" {
+        sse_head(&mut stream, &[])?;
+        stream.write_all(b"event: endpoint\ndata: /messages?session=legacy-1\n\n")?;
+        stream.flush()?;
+        *LEGACY_STREAM.get().unwrap().lock().unwrap() = Some(stream);
+        return Ok(());
+    }
+    if legacy && request.method == "POST" && !request.path.starts_with("/messages") {
+        return respond(&mut stream, 405, &[], "");
+    }
     if request.method == "DELETE" {
         return respond(&mut stream, if sessions { 200 } else { 405 }, &[], "");
     }
@@ -230,6 +252,13 @@ fn handle(mut stream: TcpStream, config: &Config, log: &Mutex<()>) -> std::io::R
             r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601,"message":"Method not found"}}}}"#
         ),
     };
+    if legacy {
+        if let Some(events) = LEGACY_STREAM.get().unwrap().lock().unwrap().as_mut() {
+            events.write_all(format!("event: message\ndata: {answer}\n\n").as_bytes())?;
+            events.flush()?;
+        }
+        return respond(&mut stream, 202, &[], "");
+    }
     let mut extra: Vec<(&str, &str)> = Vec::new();
     if sessions && rpc_method == "initialize" {
         extra.push(("Mcp-Session-Id", SESSION));

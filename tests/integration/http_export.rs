@@ -232,6 +232,31 @@ fn issue_15_item_1_the_modern_era_works_over_http() {
     );
 }
 
+#[test]
+fn issue_15_item_4_a_legacy_http_sse_server_is_reached_through_its_endpoint_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let (spec, port) = started(dir.path(), "legacy", &[]);
+    let listing = run(&spec).expect("export");
+    assert_default_tools(&listing);
+    assert!(
+        listing
+            .warnings
+            .iter()
+            .any(|w| w.contains("legacy HTTP+SSE")),
+        "{:?}",
+        listing.warnings
+    );
+    let log = log(dir.path());
+    assert!(log[0].starts_with("POST initialize"), "{log:?}");
+    assert!(log[1].starts_with("GET - "), "{log:?}");
+    assert!(log[2].starts_with("POST initialize"), "{log:?}");
+    assert!(
+        log.iter().any(|l| l.starts_with("POST tools/list")),
+        "{log:?}"
+    );
+    assert!(!port_open(port));
+}
+
 /// Runs a fault mode; the export must fail fast, name `needle`, and leave no server.
 fn fault(mode: &str, limits: ExportLimits, needles: &[&str]) -> Error {
     let dir = tempfile::tempdir().unwrap();
