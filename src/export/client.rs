@@ -130,7 +130,10 @@ pub async fn list_tools(spec: &LaunchSpec, profile: &ProbeProfile) -> Result<Raw
         Ok(mut listing) => {
             warnings.extend(stdout_junk.warnings());
             if let Some(shutdown) = &shutdown {
-                warnings.extend(shutdown.forced_note(spec.limits.shutdown_grace));
+                // An HTTP server is expected to need SIGTERM.
+                if spec.http.is_none() || shutdown.step == ShutdownStep::Killed {
+                    warnings.extend(shutdown.forced_note(spec.limits.shutdown_grace));
+                }
             }
             // Warnings quote the server (its version string, stdout lines): mask secrets.
             let redactor = spec_redactor(spec);

@@ -81,7 +81,9 @@ impl Transport {
         let process = if spec.program.is_empty() {
             None
         } else {
-            Some(ServerProcess::spawn(spec)?)
+            let mut process = ServerProcess::spawn(spec)?;
+            process.skip_stdin_wait();
+            Some(process)
         };
         Ok(Transport::Http {
             connection: Box::new(connection),

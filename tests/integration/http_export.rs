@@ -507,3 +507,114 @@ mod gate {
         assert!(text.contains("{port}"), "{text}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Real servers (installed by tests/setup/real-servers.sh; skipped without them unless
+// TDQS_GATE_REQUIRE_EXTERNAL=1)
+
+mod real {
+    use std::path::Path;
+
+    use serde_json::Value;
+
+    use crate::export::{installed, EVERYTHING_TOOLS};
+    use crate::gate::harness::{base_tools, Setup};
+
+    /// Exports through the command line with `args` and returns the export.
+    fn export(setup: &Setup, name: &str, args: &[&str]) -> Value {
+        let tmp = setup.work().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let path = setup.work().join(format!("{name}.json"));
+        let mut all: Vec<String> = vec!["export".into()];
+        all.extend(args.iter().map(|s| s.to_string()));
+        all.extend(["-o".into(), path.display().to_string()]);
+        let out = setup.command(&all, &tmp).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    fn names(export: &Value) -> Vec<&str> {
+        export["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn issue_15_item_5_server_everything_over_streamable_http_sse_and_stdio_agree() {
+        let Some(program) = installed("npm/node_modules/.bin/mcp-server-everything") else {
+            return;
+        };
+        let program = program.display().to_string();
+        let setup = Setup::new(&base_tools());
+        let stdio = export(&setup, "stdio", &["--command", &program]);
+        let http_command = format!("env PORT={{port}} {program} streamableHttp");
+        let http = export(
+            &setup,
+            "http",
+            &[
+                "--command",
+                &http_command,
+                "--url",
+                "http://127.0.0.1:{port}/mcp",
+            ],
+        );
+        let sse_command = format!("env PORT={{port}} {program} sse");
+        let sse = export(
+            &setup,
+            "sse",
+            &[
+                "--command",
+                &sse_command,
+                "--url",
+                "http://127.0.0.1:{port}/sse",
+            ],
+        );
+        assert_eq!(names(&stdio), EVERYTHING_TOOLS);
+        assert_eq!(http["setHash"], stdio["setHash"]);
+        assert_eq!(sse["setHash"], stdio["setHash"]);
+        assert_eq!(http["tools"], stdio["tools"]);
+        assert!(sse["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("legacy HTTP+SSE")));
+    }
+
+    #[test]
+    fn issue_15_item_5_fastmcp_over_http_and_stdio_agree() {
+        let Some(python) = installed("venv/bin/python") else {
+            return;
+        };
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/fastmcp_server.py");
+        let setup = Setup::new(&base_tools());
+        let stdio_command = format!("{} {}", python.display(), server.display());
+        let stdio = export(&setup, "stdio", &["--command", &stdio_command]);
+        let http_command = format!(
+            "env PORT={{port}} {} {} http",
+            python.display(),
+            server.display()
+        );
+        let http = export(
+            &setup,
+            "http",
+            &[
+                "--command",
+                &http_command,
+                "--url",
+                "http://127.0.0.1:{port}/mcp",
+            ],
+        );
+        assert_eq!(names(&stdio), vec!["find_book", "list_isbns"]);
+        assert_eq!(http["setHash"], stdio["setHash"]);
+        assert_eq!(http["tools"], stdio["tools"]);
+    }
+}
