@@ -8,9 +8,15 @@
 //! 3. a host manifest in the head's tree, the first found of `.mcp.json`, `mcp.json` and
 //!    `.vscode/mcp.json`, read as clients read them: a `mcpServers` or `servers` object of named
 //!    entries with `command`, `args`, `env` and `cwd` (comments and trailing commas allowed, as
-//!    VS Code allows them). Only stdio entries can be started; remote entries (`type` `http`,
-//!    `sse`, … or a `url`) are skipped, with a warning, when picking the only server, and refused
-//!    when named. With several stdio entries, `--server NAME` picks one.
+//!    VS Code allows them). Entries of type `http` / `sse` (or with a `url` and no `command`) are
+//!    reached over HTTP at their `url` (picked alone only when there is no stdio entry); other
+//!    remote entries (`type` `ws`, `websocket`) are skipped, with a warning, when picking the
+//!    only server, and refused when named. With several entries, `--server NAME` picks one.
+//!
+//! A URL (`--url`, `[server] url`, a manifest entry's `url`) makes the server speak Streamable
+//! HTTP: with a command, `{port}` in the URL, the command and `env` is a free loopback port
+//! picked per side; without one the URL is used as is. `headers` values are expanded like `env`
+//! and registered as secrets when they hold a reference or look like credentials.
 //!
 //! The rest of `[server]` (`env`, `cwd`, `setup`, timeouts, `isolate-home`, `pass-env`) applies
 //! whatever the source of the command, and its `env` and `cwd` win over a manifest entry's.

@@ -1,5 +1,6 @@
-//! The export stage: start a side's MCP server over stdio as a host would, `initialize`, then
-//! `tools/list` through every page, and keep every tool object exactly as received.
+//! The export stage: start a side's MCP server over stdio (or reach it over Streamable HTTP) as
+//! a host would, `initialize`, then `tools/list` through every page, and keep every tool object
+//! exactly as received.
 
 pub mod client;
 pub mod command_secrets;
