@@ -821,9 +821,22 @@ impl<'a> Session<'a> {
     async fn auto_handshake(&mut self, startup: Wait) -> Result<Handshake, Failure> {
         let version = self.modern_version();
         let params = json!({ "_meta": self.modern_meta(&version) });
-        let discover_id = self
+        let discover_id = match self
             .send_request("server/discover", Some(params), startup)
-            .await?;
+            .await
+        {
+            Ok(id) => id,
+            // Over HTTP a server of the `initialize` era may refuse `server/discover` with an
+            // HTTP error instead of a JSON-RPC one ("server not initialized", "missing session
+            // ID"): that is the legacy answer too. Refused credentials are not.
+            Err(Failure::Http {
+                fault: HttpFault::Status { status, .. },
+                ..
+            }) if (400..500).contains(&status) && !matches!(status, 401 | 403) => {
+                return self.legacy_handshake(startup, &[]).await;
+            }
+            Err(failure) => return Err(failure),
+        };
         // Half of the startup budget at most, so the fallback keeps time to start.
         let probe = startup.capped(AUTO_DISCOVER_TIMEOUT.min(self.limits.startup_timeout / 2));
         match self

@@ -216,6 +216,15 @@ fn handle(mut stream: TcpStream, config: &Config, log: &Mutex<()>) -> std::io::R
             "no MCP here for you",
         );
     }
+    // As the TypeScript SDK's servers do: a request before `initialize` is an HTTP 400.
+    if sessions && rpc_method == "server/discover" {
+        return respond(
+            &mut stream,
+            400,
+            &[],
+            r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#,
+        );
+    }
     if sessions && rpc_method != "initialize" {
         let ok = request.header("mcp-session-id") == Some(SESSION);
         if !ok || (config.mode == "expire" && rpc_method == "tools/list") {

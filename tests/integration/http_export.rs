@@ -257,6 +257,25 @@ fn issue_15_item_4_a_legacy_http_sse_server_is_reached_through_its_endpoint_even
     assert!(!port_open(port));
 }
 
+#[test]
+fn issue_15_item_1_auto_era_falls_back_to_initialize_after_an_http_400() {
+    let dir = tempfile::tempdir().unwrap();
+    let (spec, _) = started(dir.path(), "session", &[]);
+    let profile = ProbeProfile {
+        era: Era::Auto,
+        ..ProbeProfile::default()
+    };
+    let listing = run_with(&spec, &profile).expect("export");
+    assert_eq!(listing.era, Era::Legacy);
+    assert_default_tools(&listing);
+    let log = log(dir.path());
+    assert!(log[0].starts_with("POST server/discover"), "{log:?}");
+    assert!(
+        log.iter().any(|l| l.starts_with("POST initialize")),
+        "{log:?}"
+    );
+}
+
 /// Runs a fault mode; the export must fail fast, name `needle`, and leave no server.
 fn fault(mode: &str, limits: ExportLimits, needles: &[&str]) -> Error {
     let dir = tempfile::tempdir().unwrap();
