@@ -531,10 +531,16 @@ impl LaunchPlan {
                     tdqs_core::redact::register_secret(value);
                 }
             }
-            HttpTarget {
-                url: url.render_port(&root, port),
-                headers,
+            let url = url.render_port(&root, port);
+            // A credential in the query (`?api_key=…`) is masked like a header's.
+            if let Ok(parsed) = reqwest::Url::parse(&url) {
+                for (name, value) in parsed.query_pairs() {
+                    if looks_secret_header(&name) {
+                        tdqs_core::redact::register_secret(&value);
+                    }
+                }
             }
+            HttpTarget { url, headers }
         });
         let setup: Vec<SetupCommand> = self
             .setup
@@ -642,6 +648,18 @@ fn source_command(
             if words.first().is_none_or(|w| w.trim().is_empty()) {
                 return Err(Error::usage("--command is empty").with_advice(
                     "pass the server's command line, e.g. --command \"python server.py\"",
+                ));
+            }
+            if words.len() == 1
+                && (words[0].starts_with("http://") || words[0].starts_with("https://"))
+            {
+                return Err(Error::usage(format!(
+                    "--command {} is a URL, not a command",
+                    words[0]
+                ))
+                .with_advice(
+                    "pass a URL with --url; to start the server from the tree too, give its \
+                     command with --command and put {port} in both",
                 ));
             }
             let command = words.iter().map(|w| root_only(w)).collect();

@@ -466,6 +466,27 @@ fn issue_15_item_2_server_url_with_port_and_headers_from_the_environment() {
     );
 }
 
+#[test]
+fn issue_15_item_2_a_url_given_as_command_points_to_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let exclude: Vec<String> = Vec::new();
+    let err = LaunchPlan::resolve(
+        &LaunchOptions {
+            command: Some("http://127.0.0.1:8000/mcp"),
+            url: None,
+            server: None,
+            config: None,
+            manifest_root: dir.path(),
+            exclude_env: &exclude,
+            limits: quick_limits(),
+        },
+        &HostEnv::from_pairs([("PATH", "/usr/bin:/bin")]),
+    )
+    .expect_err("a URL is not a command");
+    assert!(err.cause.contains("is a URL"), "{}", err.cause);
+    assert!(err.advice.unwrap().contains("--url"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The gate end to end
 
