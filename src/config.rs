@@ -121,6 +121,11 @@ pub struct ServerConfig {
     /// `setup-in-place`: run the head side's setup commands and server in the working tree
     /// itself instead of a scratch copy of it (default false).
     pub setup_in_place: bool,
+    /// `url`: the server speaks Streamable HTTP at this URL (`{port}` is a free port the gate
+    /// picks for `command`).
+    pub url: Option<String>,
+    /// `headers`: sent with every HTTP request; values may use `${VAR}`.
+    pub headers: BTreeMap<String, String>,
 }
 
 impl Default for ServerConfig {
@@ -140,6 +145,8 @@ impl Default for ServerConfig {
             pass_env: Vec::new(),
             package_cache: true,
             setup_in_place: false,
+            url: None,
+            headers: BTreeMap::new(),
         }
     }
 }
@@ -352,6 +359,8 @@ struct RawServer {
     pass_env: Option<Vec<Spanned<String>>>,
     package_cache: Option<bool>,
     setup_in_place: Option<bool>,
+    url: Option<Spanned<String>>,
+    headers: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize)]
@@ -569,6 +578,25 @@ fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfi
         pass_env,
         package_cache: raw.package_cache.unwrap_or(true),
         setup_in_place: raw.setup_in_place.unwrap_or(false),
+        url: match raw.url {
+            Some(url)
+                if !url.get_ref().starts_with("http://")
+                    && !url.get_ref().starts_with("https://") =>
+            {
+                return Err(located(
+                    text,
+                    path,
+                    Some(url.span()),
+                    "`url` is not an http:// or https:// URL",
+                )
+                .with_advice(
+                    "write the server's MCP endpoint, e.g. url = \"http://127.0.0.1:{port}/mcp\"",
+                ));
+            }
+            Some(url) => Some(url.into_inner()),
+            None => None,
+        },
+        headers: raw.headers.unwrap_or_default(),
     })
 }
 

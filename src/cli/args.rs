@@ -78,6 +78,11 @@ pub struct ServerArgs {
     /// Overrides tdqs-gate.toml and host manifests.
     #[arg(long, value_name = "COMMAND")]
     pub command: Option<String>,
+    /// The server speaks Streamable HTTP at this URL. With --command (or `[server] command`),
+    /// that command is started in the side's tree and `{port}` in both is a free port the gate
+    /// picks; alone, the URL is used as is (`export` only: one URL cannot serve two revisions).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
     /// The server to use from a host manifest (.mcp.json, mcp.json, .vscode/mcp.json).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,

@@ -71,6 +71,7 @@ fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
     };
     Ok(ServerOptions {
         command: args.command.clone(),
+        url: args.url.clone(),
         server: args.server.clone(),
         timeout: args.timeout.map(Duration::from_secs),
         max_message_bytes: args.max_message_bytes,

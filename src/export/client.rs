@@ -41,6 +41,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
+use crate::export::http::HttpFault;
 use crate::export::line_check;
 use crate::export::model::{ExportLimits, LaunchSpec};
 use crate::export::process::{
@@ -48,6 +49,7 @@ use crate::export::process::{
     tail_or_empty, ReadError, ServerProcess, SetupEvent, Shutdown, ShutdownStep, StdoutLine,
     WriteError,
 };
+use crate::export::transport::{PortWait, RecvError, SendError, Transport};
 use tdqs_core::digest::json_kind;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::export::{Era, ProbeProfile, RawListing};
@@ -101,11 +103,14 @@ pub async fn list_tools_observed(
     observe: &(dyn Fn(SetupEvent) + Send + Sync),
 ) -> Result<RawListing, Error> {
     run_setups(spec, observe).await?;
-    let process = ServerProcess::spawn(spec)?;
-    let mut session = Session::new(process, &spec.limits, profile);
+    let transport = match &spec.http {
+        None => Transport::Stdio(ServerProcess::spawn(spec)?),
+        Some(_) => Transport::http(spec)?,
+    };
+    let mut session = Session::new(transport, &spec.limits, profile);
     let outcome = session.run().await;
     let Session {
-        process,
+        transport,
         stdout_junk,
         mut warnings,
         duplicate_answers,
@@ -127,11 +132,17 @@ pub async fn list_tools_observed(
              (such as \"\\ud83d\", text cut inside an emoji); each was replaced by U+FFFD"
         ));
     }
-    let shutdown = process.shutdown().await;
+    warnings.extend(transport.note());
+    let shutdown = transport.close().await;
     match outcome {
         Ok(mut listing) => {
             warnings.extend(stdout_junk.warnings());
-            warnings.extend(shutdown.forced_note(spec.limits.shutdown_grace));
+            if let Some(shutdown) = &shutdown {
+                // An HTTP server is expected to need SIGTERM.
+                if spec.http.is_none() || shutdown.step == ShutdownStep::Killed {
+                    warnings.extend(shutdown.forced_note(spec.limits.shutdown_grace));
+                }
+            }
             // Warnings quote the server (its version string, stdout lines): mask secrets.
             let redactor = spec_redactor(spec);
             listing.warnings = warnings
@@ -140,7 +151,12 @@ pub async fn list_tools_observed(
                 .collect();
             Ok(listing)
         }
-        Err(failure) => Err(failure_error(spec, failure, &shutdown, &stdout_junk)),
+        Err(failure) => Err(failure_error(
+            spec,
+            failure,
+            shutdown.as_ref(),
+            &stdout_junk,
+        )),
     }
 }
 
@@ -235,25 +251,46 @@ enum Failure {
         offered: String,
         supported: Vec<String>,
     },
+    /// HTTP: the endpoint failed (status, connection, stream).
+    Http {
+        doing: String,
+        fault: HttpFault,
+    },
+    /// HTTP: the started server's port did not open in time.
+    PortNeverOpened {
+        address: String,
+        wait: Wait,
+    },
 }
 
 fn failure_error(
     spec: &LaunchSpec,
     failure: Failure,
-    shutdown: &Shutdown,
+    shutdown: Option<&Shutdown>,
     junk: &StdoutJunk,
 ) -> Error {
-    let server = format!(
-        "the MCP server `{}`",
-        shell_command(&spec.program, &spec.args)
-    );
+    let url = spec.http.as_ref().map(|t| t.url.as_str());
+    let server = match url {
+        None => format!(
+            "the MCP server `{}`",
+            shell_command(&spec.program, &spec.args)
+        ),
+        Some(url) if spec.program.is_empty() => format!("the MCP server at {url}"),
+        Some(url) => format!(
+            "the MCP server at {url} (started as `{}`)",
+            shell_command(&spec.program, &spec.args)
+        ),
+    };
+    let stderr_tail = shutdown.map(|s| s.stderr_tail.clone());
     let mut extra_details: Vec<(String, String)> = Vec::new();
     let (cause, advice) = match failure {
         Failure::Exited { doing } => {
-            let how = match (shutdown.step, shutdown.status) {
-                (ShutdownStep::AlreadyExited | ShutdownStep::StdinClosed, Some(status)) => {
-                    describe_status(status)
-                }
+            let how = match shutdown.map(|s| (s.step, s.status)) {
+                Some((
+                    ShutdownStep::AlreadyExited | ShutdownStep::StdinClosed,
+                    Some(status),
+                )) => describe_status(status),
+                _ if url.is_some() => "exited".to_string(),
                 _ => "closed its stdout without exiting".to_string(),
             };
             (
@@ -270,7 +307,17 @@ fn failure_error(
                 humantime::format_duration(wait.limit),
                 wait.setting
             ),
-            if wait.setting == "startup timeout" {
+            if url.is_some() {
+                format!(
+                    "the endpoint accepted the request but sent no answer in time (an answer \
+                     stream that stalls counts too): check that the URL is the server's MCP \
+                     endpoint (often ending in /mcp) and that it answers `{}` promptly; raise the \
+                     {} in the `[server]` table of tdqs-gate.toml or with --timeout if it is only \
+                     slow",
+                    request.trim_matches('`'),
+                    wait.setting
+                )
+            } else if wait.setting == "startup timeout" {
                 "check that the command starts an MCP server speaking stdio (not an HTTP or SSE \
                  server, and not a program waiting for input or a login); a cold `npx`/`uvx` \
                  start can be slow: raise the startup timeout in the `[server]` table of \
@@ -378,6 +425,18 @@ fn failure_error(
              completes on its own"
                 .to_string(),
         ),
+        Failure::Http { doing, fault } => http_cause(&server, &doing, fault, url),
+        Failure::PortNeverOpened { address, wait } => (
+            format!(
+                "{server} did not open its port ({address}) within {} ({})",
+                humantime::format_duration(wait.limit),
+                wait.setting
+            ),
+            "the command must listen on the port the gate gives it: put `{port}` in the URL \
+             and pass it to the server in its arguments or env (for example `PORT = \"{port}\"` \
+             in `[server] env`); if the server is only slow to start, raise the startup timeout"
+                .to_string(),
+        ),
         Failure::NoCommonVersion { offered, supported } => (
             format!(
                 "{server} supports none of the protocol versions the gate speaks (offered \
@@ -393,9 +452,11 @@ fn failure_error(
                 .to_string(),
         ),
     };
-    let mut error = Error::new(Stage::Export, format!("{cause} (from {})", spec.origin))
-        .with_advice(advice)
-        .with_detail("server stderr (tail)", tail_or_empty(&shutdown.stderr_tail));
+    let mut error =
+        Error::new(Stage::Export, format!("{cause} (from {})", spec.origin)).with_advice(advice);
+    if let Some(tail) = &stderr_tail {
+        error = error.with_detail("server stderr (tail)", tail_or_empty(tail));
+    }
     if junk.count > 0 {
         error = error.with_detail(
             format!("non-JSON-RPC lines on stdout ({} skipped)", junk.count),
@@ -405,10 +466,93 @@ fn failure_error(
     for (label, text) in extra_details {
         error = error.with_detail(label, text);
     }
-    redact_error(
-        spec,
-        error.with_reproduce(reproduce_line(spec, &spec.program, &spec.args)),
-    )
+    let reproduce = match url {
+        Some(url) if spec.program.is_empty() => format!("tdqs-gate export --url {url}"),
+        _ => reproduce_line(spec, &spec.program, &spec.args),
+    };
+    redact_error(spec, error.with_reproduce(reproduce))
+}
+
+/// Cause and advice for an HTTP fault.
+fn http_cause(server: &str, doing: &str, fault: HttpFault, url: Option<&str>) -> (String, String) {
+    let url = url.unwrap_or("the URL");
+    match fault {
+        HttpFault::Connect { err } => (
+            format!("could not connect to {server} while the gate was {doing}: {err}"),
+            format!(
+                "check that a server listens at {url} (connection refused means nothing does); \
+                 with a `command`, the server must listen on the `{{port}}` the gate gives it"
+            ),
+        ),
+        HttpFault::Status { status, body } => {
+            let advice = match status {
+                401 | 403 => "the endpoint wants credentials: set `headers` in the `[server]` \
+                              table of tdqs-gate.toml (for example `Authorization = \"Bearer \
+                              ${TOKEN}\"`, with the token in the gate's environment) or in the \
+                              manifest entry"
+                    .to_string(),
+                404 => format!(
+                    "nothing answers MCP at {url}: check the path (servers often use /mcp, \
+                     legacy SSE servers /sse)"
+                ),
+                405 => "the endpoint does not accept POST: check that it is a Streamable HTTP \
+                        MCP endpoint"
+                    .to_string(),
+                500..=599 => "the server failed on its side: read its stderr and fix the \
+                              server"
+                    .to_string(),
+                _ => "check that the URL is the server's MCP endpoint".to_string(),
+            };
+            let body = body.trim();
+            let shown = if body.is_empty() {
+                String::new()
+            } else {
+                format!(": {body}")
+            };
+            (
+                format!("{server} answered HTTP {status} while the gate was {doing}{shown}"),
+                advice,
+            )
+        }
+        HttpFault::SessionExpired => (
+            format!(
+                "{server} answered 404 to a request in its session while the gate was {doing}: \
+                 the session expired or the server forgot it"
+            ),
+            "the server must keep a session for the whole listing (a few requests in a row): \
+             fix its session handling, or run it stateless"
+                .to_string(),
+        ),
+        HttpFault::ContentType { content_type } => (
+            format!(
+                "{server} answered with content type `{content_type}` while the gate was \
+                 {doing}, neither JSON nor an event stream"
+            ),
+            "check that the URL is the server's MCP endpoint, not a web page".to_string(),
+        ),
+        HttpFault::NotJson { sample } => (
+            format!(
+                "{server} sent a message that is not JSON while the gate was {doing}: {sample}"
+            ),
+            "every `message` event and JSON body must hold one JSON-RPC message: fix the server"
+                .to_string(),
+        ),
+        HttpFault::Oversize { limit } => (
+            format!(
+                "{server} sent one message longer than the limit of {limit} bytes while the gate \
+                 was {doing}"
+            ),
+            format!(
+                "if the tool list really is this large, raise --max-message-bytes or \
+                 `max-message-bytes` in the `[server]` table of tdqs-gate.toml (now {limit} bytes)"
+            ),
+        ),
+        HttpFault::Body { err } => (
+            format!("{server} broke off its answer while the gate was {doing}: {err}"),
+            "the server closed the connection mid-answer: read its stderr and fix the server"
+                .to_string(),
+        ),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -421,7 +565,7 @@ struct StdoutJunk {
 }
 
 impl StdoutJunk {
-    fn note(&mut self, line: &[u8], process: &ServerProcess) {
+    fn note(&mut self, line: &[u8], process: &Transport) {
         self.count += 1;
         if self.samples.len() < MAX_STDOUT_SAMPLES {
             let text = String::from_utf8_lossy(line);
@@ -483,7 +627,7 @@ enum Incoming {
 }
 
 struct Session<'a> {
-    process: ServerProcess,
+    transport: Transport,
     limits: &'a ExportLimits,
     profile: &'a ProbeProfile,
     next_id: u64,
@@ -501,9 +645,9 @@ struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    fn new(process: ServerProcess, limits: &'a ExportLimits, profile: &'a ProbeProfile) -> Self {
+    fn new(transport: Transport, limits: &'a ExportLimits, profile: &'a ProbeProfile) -> Self {
         Session {
-            process,
+            transport,
             limits,
             profile,
             next_id: 1,
@@ -521,15 +665,31 @@ impl<'a> Session<'a> {
         // The startup timeout runs from the spawn, so a slow start and a slow handshake count
         // against the same budget.
         let startup = Wait {
-            deadline: Instant::from_std(self.process.started()) + self.limits.startup_timeout,
+            deadline: Instant::from_std(self.transport.started()) + self.limits.startup_timeout,
             limit: self.limits.startup_timeout,
             setting: "startup timeout",
         };
+        match self.transport.wait_for_port(startup.deadline).await {
+            Ok(()) => {}
+            Err(PortWait::Exited) => {
+                return Err(Failure::Exited {
+                    doing: "waiting for its HTTP port to open".to_string(),
+                })
+            }
+            Err(PortWait::TimedOut { address }) => {
+                return Err(Failure::PortNeverOpened {
+                    address,
+                    wait: startup,
+                })
+            }
+        }
         let handshake = match self.profile.era {
             Era::Legacy => self.legacy_handshake(startup, &[]).await?,
             Era::Modern => self.modern_handshake(startup).await?,
             Era::Auto => self.auto_handshake(startup).await?,
         };
+        self.transport
+            .set_protocol_version(&handshake.protocol_version);
         let modern_version =
             (handshake.era == Era::Modern).then(|| handshake.protocol_version.clone());
         let tools = self.list_all_tools(modern_version.as_deref()).await?;
@@ -586,6 +746,9 @@ impl<'a> Session<'a> {
             }
             let result = expect_result(reply, "`initialize`")?;
             let handshake = self.read_initialize(result)?;
+            // HTTP: every message after `initialize` carries the negotiated version.
+            self.transport
+                .set_protocol_version(&handshake.protocol_version);
             self.send_notification("notifications/initialized", wait)
                 .await?;
             return Ok(handshake);
@@ -666,9 +829,22 @@ impl<'a> Session<'a> {
     async fn auto_handshake(&mut self, startup: Wait) -> Result<Handshake, Failure> {
         let version = self.modern_version();
         let params = json!({ "_meta": self.modern_meta(&version) });
-        let discover_id = self
+        let discover_id = match self
             .send_request("server/discover", Some(params), startup)
-            .await?;
+            .await
+        {
+            Ok(id) => id,
+            // Over HTTP a server of the `initialize` era may refuse `server/discover` with an
+            // HTTP error instead of a JSON-RPC one ("server not initialized", "missing session
+            // ID"): that is the legacy answer too. Refused credentials are not.
+            Err(Failure::Http {
+                fault: HttpFault::Status { status, .. },
+                ..
+            }) if (400..500).contains(&status) && !matches!(status, 401 | 403) => {
+                return self.legacy_handshake(startup, &[]).await;
+            }
+            Err(failure) => return Err(failure),
+        };
         // Half of the startup budget at most, so the fallback keeps time to start.
         let probe = startup.capped(AUTO_DISCOVER_TIMEOUT.min(self.limits.startup_timeout / 2));
         match self
@@ -911,14 +1087,22 @@ impl<'a> Session<'a> {
             err: err.to_string(),
         })?;
         let remaining = wait.deadline.saturating_duration_since(Instant::now());
-        match self.process.send(&bytes, remaining).await {
+        match self.transport.send(&bytes, remaining).await {
             Ok(()) => Ok(()),
-            Err(WriteError::Closed(_)) => Err(Failure::Exited {
+            Err(SendError::Write(WriteError::Closed(_))) => Err(Failure::Exited {
                 doing: format!("sending {what}"),
             }),
-            Err(WriteError::TimedOut) => Err(Failure::StdinStuck {
+            Err(SendError::Write(WriteError::TimedOut)) => Err(Failure::StdinStuck {
                 sending: what.to_string(),
                 wait,
+            }),
+            Err(SendError::NoAnswer) => Err(Failure::Timeout {
+                request: what.to_string(),
+                wait,
+            }),
+            Err(SendError::Http(fault)) => Err(Failure::Http {
+                doing: format!("sending {what}"),
+                fault,
             }),
         }
     }
@@ -934,29 +1118,35 @@ impl<'a> Session<'a> {
     ) -> Result<(u64, Reply), Failure> {
         let doing = || format!("waiting for the answer to {request}");
         loop {
-            let line = match tokio::time::timeout_at(wait.deadline, self.process.next_line()).await
-            {
-                Err(_) => {
-                    return Err(Failure::Timeout {
-                        request: request.to_string(),
-                        wait,
-                    })
-                }
-                Ok(Err(ReadError::Oversize { limit })) => {
-                    return Err(Failure::Oversize {
-                        doing: doing(),
-                        limit,
-                    })
-                }
-                Ok(Err(ReadError::Io(err))) => {
-                    return Err(Failure::Io {
-                        doing: doing(),
-                        err: err.to_string(),
-                    })
-                }
-                Ok(Ok(StdoutLine::Eof)) => return Err(Failure::Exited { doing: doing() }),
-                Ok(Ok(StdoutLine::Line(line))) => line,
-            };
+            let line =
+                match tokio::time::timeout_at(wait.deadline, self.transport.next_line()).await {
+                    Err(_) => {
+                        return Err(Failure::Timeout {
+                            request: request.to_string(),
+                            wait,
+                        })
+                    }
+                    Ok(Err(RecvError::Http(fault))) => {
+                        return Err(Failure::Http {
+                            doing: doing(),
+                            fault,
+                        })
+                    }
+                    Ok(Err(RecvError::Read(ReadError::Oversize { limit }))) => {
+                        return Err(Failure::Oversize {
+                            doing: doing(),
+                            limit,
+                        })
+                    }
+                    Ok(Err(RecvError::Read(ReadError::Io(err)))) => {
+                        return Err(Failure::Io {
+                            doing: doing(),
+                            err: err.to_string(),
+                        })
+                    }
+                    Ok(Ok(StdoutLine::Eof)) => return Err(Failure::Exited { doing: doing() }),
+                    Ok(Ok(StdoutLine::Line(line))) => line,
+                };
             self.received_bytes = self.received_bytes.saturating_add(line.len() + 1);
             if self.received_bytes > self.limits.max_listing_bytes {
                 return Err(Failure::ListingTooLarge {
@@ -995,7 +1185,7 @@ impl<'a> Session<'a> {
                         .collect()
                 }
                 _ => {
-                    self.stdout_junk.note(&line, &self.process);
+                    self.stdout_junk.note(&line, &self.transport);
                     continue;
                 }
             };
@@ -1054,7 +1244,7 @@ impl<'a> Session<'a> {
         }
         let is_response = message.contains_key("result") || message.contains_key("error");
         let Some(id) = message.get("id").filter(|_| is_response).cloned() else {
-            self.stdout_junk.note(line, &self.process);
+            self.stdout_junk.note(line, &self.transport);
             return Ok(Incoming::Other);
         };
         if let Some(result) = message.remove("result") {
@@ -1067,7 +1257,7 @@ impl<'a> Session<'a> {
         let error = message.remove("error").unwrap_or(Value::Null);
         let error = RemoteError {
             code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-            message: self.process.redact(
+            message: self.transport.redact(
                 error
                     .get("message")
                     .and_then(Value::as_str)

@@ -8,9 +8,15 @@
 //! 3. a host manifest in the head's tree, the first found of `.mcp.json`, `mcp.json` and
 //!    `.vscode/mcp.json`, read as clients read them: a `mcpServers` or `servers` object of named
 //!    entries with `command`, `args`, `env` and `cwd` (comments and trailing commas allowed, as
-//!    VS Code allows them). Only stdio entries can be started; remote entries (`type` `http`,
-//!    `sse`, … or a `url`) are skipped, with a warning, when picking the only server, and refused
-//!    when named. With several stdio entries, `--server NAME` picks one.
+//!    VS Code allows them). Entries of type `http` / `sse` (or with a `url` and no `command`) are
+//!    reached over HTTP at their `url` (picked alone only when there is no stdio entry); other
+//!    remote entries (`type` `ws`, `websocket`) are skipped, with a warning, when picking the
+//!    only server, and refused when named. With several entries, `--server NAME` picks one.
+//!
+//! A URL (`--url`, `[server] url`, a manifest entry's `url`) makes the server speak Streamable
+//! HTTP: with a command, `{port}` in the URL, the command and `env` is a free loopback port
+//! picked per side; without one the URL is used as is. `headers` values are expanded like `env`
+//! and registered as secrets when they hold a reference or look like credentials.
 //!
 //! The rest of `[server]` (`env`, `cwd`, `setup`, timeouts, `isolate-home`, `pass-env`) applies
 //! whatever the source of the command, and its `env` and `cwd` win over a manifest entry's.
@@ -55,7 +61,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::{Config, ServerConfig};
-use crate::export::model::{ExportLimits, LaunchSpec, SetupCommand};
+use crate::export::model::{ExportLimits, HttpTarget, LaunchSpec, SetupCommand};
 use crate::platform::path_search::{self, EmptyEntry};
 use tdqs_core::error::{Error, Result, Stage};
 
@@ -149,6 +155,8 @@ impl HostEnv {
 pub struct LaunchOptions<'a> {
     /// `--command "…"`.
     pub command: Option<&'a str>,
+    /// `--url URL`: the server speaks Streamable HTTP there.
+    pub url: Option<&'a str>,
     /// `--server NAME`.
     pub server: Option<&'a str>,
     /// The head's `tdqs-gate.toml`, if any.
@@ -177,6 +185,15 @@ enum Part {
 }
 
 impl Template {
+    /// Renders with `{port}` replaced too, when a port was picked.
+    fn render_port(&self, root: &Path, port: Option<u16>) -> String {
+        let text = self.render(root);
+        match port {
+            Some(port) => text.replace(PORT_PLACEHOLDER, &port.to_string()),
+            None => text,
+        }
+    }
+
     fn render(&self, root: &Path) -> String {
         let root = root.to_string_lossy();
         self.parts
@@ -189,11 +206,19 @@ impl Template {
     }
 }
 
+/// Stands for a free loopback port the gate picks for each side's HTTP server.
+pub const PORT_PLACEHOLDER: &str = "{port}";
+
 /// How every side's server is started; see the module documentation.
 #[derive(Debug, Clone)]
 pub struct LaunchPlan {
     origin: String,
+    /// Empty when the server is only a URL (nothing to start).
     command: Vec<Template>,
+    /// The Streamable HTTP endpoint, when the server speaks HTTP.
+    url: Option<Template>,
+    /// Sent with every HTTP request (manifest headers, then `[server] headers`).
+    headers: Vec<(String, Template)>,
     cwd: Option<Template>,
     /// Manifest env, then configured env (later entries win).
     env: Vec<(String, Template)>,
@@ -227,6 +252,8 @@ impl Secrets<'_> {
 /// Where the command came from.
 enum Source<'a> {
     CommandFlag(&'a str),
+    /// A URL (`--url` or `[server] url`) and no command: nothing to start.
+    UrlOnly,
     Config(&'a Config, &'a ServerConfig, &'a [String]),
     Manifest(ManifestEntry),
 }
@@ -259,16 +286,20 @@ impl LaunchPlan {
                 .with_advice("drop --server, or remove `command` from [server] to start the manifest's entry"));
             }
             Source::Config(config, server, words)
+        } else if options.url.is_some() || server_config.is_some_and(|(_, s)| s.url.is_some()) {
+            Source::UrlOnly
         } else {
             let entry = pick_manifest_entry(options.manifest_root, options.server, &mut warnings)?;
             Source::Manifest(entry)
         };
 
         let SourceCommand {
-            origin,
+            mut origin,
             command,
             cwd: manifest_cwd,
             env: manifest_env,
+            url: manifest_url,
+            headers: manifest_headers,
         } = source_command(&source, host, &secrets, &mut warnings)?;
 
         let defaults = ServerConfig::default();
@@ -297,6 +328,54 @@ impl LaunchPlan {
                     &format!("{config_origin} env {name}"),
                 )?,
             ));
+        }
+        let url = match (options.url, &server.url) {
+            (Some(url), _) => {
+                if matches!(source, Source::UrlOnly) {
+                    origin = "--url".to_string();
+                }
+                Some(root_only(url))
+            }
+            (None, Some(url)) => {
+                if matches!(source, Source::UrlOnly) {
+                    origin = format!("{config_origin} url");
+                }
+                Some(expand(
+                    url,
+                    host,
+                    &secrets,
+                    &format!("{config_origin} url"),
+                )?)
+            }
+            (None, None) => manifest_url,
+        };
+        if let Some(url) = &url {
+            if !url.raw.starts_with("http://") && !url.raw.starts_with("https://") {
+                return Err(Error::usage(format!(
+                    "the server URL `{}` (from {origin}) is not an http:// or https:// URL",
+                    url.raw
+                ))
+                .with_advice("give the server's MCP endpoint, e.g. http://127.0.0.1:{port}/mcp"));
+            }
+        }
+        let mut headers = manifest_headers;
+        for (name, value) in &server.headers {
+            headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
+            headers.push((
+                name.clone(),
+                expand(
+                    value,
+                    host,
+                    &secrets,
+                    &format!("{config_origin} headers {name}"),
+                )?,
+            ));
+        }
+        if url.is_none() && !headers.is_empty() {
+            warnings.push(
+                "`headers` are set but the server is started over stdio; they are not used"
+                    .to_string(),
+            );
         }
         let cwd = match &server.cwd {
             Some(cwd) => Some(expand(
@@ -382,6 +461,8 @@ impl LaunchPlan {
         Ok(LaunchPlan {
             origin,
             command,
+            url,
+            headers,
             cwd,
             env,
             setup,
@@ -410,7 +491,21 @@ impl LaunchPlan {
     /// Program and arguments as written, `{root}` and `${…}` unexpanded: equal for both sides,
     /// free of host values, and what the export records.
     pub fn command_template(&self) -> Vec<String> {
-        self.command.iter().map(|t| t.raw.clone()).collect()
+        let mut words: Vec<String> = self.command.iter().map(|t| t.raw.clone()).collect();
+        if let Some(url) = &self.url {
+            words.push("--url".to_string());
+            words.push(url.raw.clone());
+        }
+        words
+    }
+
+    /// The URL, when it is the same for every side (no `{port}`): such a plan cannot export two
+    /// revisions, since one endpoint serves one revision.
+    pub fn fixed_url(&self) -> Option<&str> {
+        self.url
+            .as_ref()
+            .filter(|url| !url.raw.contains(PORT_PLACEHOLDER))
+            .map(|url| url.raw.as_str())
     }
 
     /// True when setup commands run before the server.
@@ -457,6 +552,13 @@ impl LaunchPlan {
             ));
         }
 
+        let uses_port = self
+            .command
+            .iter()
+            .chain(self.url.iter())
+            .chain(self.env.iter().map(|(_, t)| t))
+            .any(|t| t.raw.contains(PORT_PLACEHOLDER));
+        let port = if uses_port { Some(free_port()?) } else { None };
         let mut env: BTreeMap<String, String> = BTreeMap::new();
         let mut temp_home = None;
         if self.isolate_home {
@@ -480,10 +582,37 @@ impl LaunchPlan {
         );
         env.extend(self.host_env.iter().cloned());
         for (name, value) in &self.env {
-            env.insert(name.clone(), value.render(&root));
+            env.insert(name.clone(), value.render_port(&root, port));
         }
 
-        let words: Vec<String> = self.command.iter().map(|t| t.render(&root)).collect();
+        let words: Vec<String> = self
+            .command
+            .iter()
+            .map(|t| t.render_port(&root, port))
+            .collect();
+        let http = self.url.as_ref().map(|url| {
+            let headers: Vec<(String, String)> = self
+                .headers
+                .iter()
+                .map(|(name, value)| (name.clone(), value.render(&root)))
+                .collect();
+            // Header values carry credentials: never shown in a report or an error.
+            for ((name, value), (_, template)) in headers.iter().zip(&self.headers) {
+                if template.raw.contains("${") || looks_secret_header(name) {
+                    tdqs_core::redact::register_secret(value);
+                }
+            }
+            let url = url.render_port(&root, port);
+            // A credential in the query (`?api_key=…`) is masked like a header's.
+            if let Ok(parsed) = reqwest::Url::parse(&url) {
+                for (name, value) in parsed.query_pairs() {
+                    if looks_secret_header(&name) {
+                        tdqs_core::redact::register_secret(&value);
+                    }
+                }
+            }
+            HttpTarget { url, headers }
+        });
         let setup: Vec<SetupCommand> = self
             .setup
             .iter()
@@ -504,9 +633,13 @@ impl LaunchPlan {
         for name in &secret_env {
             tdqs_core::redact::register_secret(&env[name]);
         }
+        let (program, args) = match words.split_first() {
+            Some((program, args)) => (program.clone(), args.to_vec()),
+            None => (String::new(), Vec::new()),
+        };
         let mut spec = LaunchSpec {
-            program: words[0].clone(),
-            args: words[1..].to_vec(),
+            program,
+            args,
             cwd,
             env: env.into_iter().collect(),
             setup,
@@ -519,8 +652,11 @@ impl LaunchPlan {
                 .iter()
                 .map(|(name, value)| reproduce_assignment(name, &value.raw, &root))
                 .collect(),
+            http,
         };
-        if let Some(first) = spec.setup.first() {
+        if spec.program.is_empty() {
+            // Only a URL: nothing to start.
+        } else if let Some(first) = spec.setup.first() {
             // Later setup commands may use what earlier ones create (a virtualenv's pip).
             locate_program(
                 &first.program,
@@ -617,12 +753,42 @@ impl LaunchPlan {
     }
 }
 
-/// The command of the chosen source, with the manifest entry's own `cwd` and `env`.
+/// The command of the chosen source, with the manifest entry's own `cwd`, `env`, `url` and
+/// `headers`.
 struct SourceCommand {
     origin: String,
     command: Vec<Template>,
     cwd: Option<Template>,
     env: Vec<(String, Template)>,
+    url: Option<Template>,
+    headers: Vec<(String, Template)>,
+}
+
+/// A free loopback port for a side's HTTP server (another program may take it before the
+/// server binds it; the wait for the port then fails with a clear message).
+fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(|io| {
+        Error::io(
+            Stage::Export,
+            "cannot find a free loopback port for the HTTP server",
+            io,
+        )
+    })?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|io| Error::io(Stage::Export, "cannot read a loopback port", io))
+}
+
+/// Header names whose values are credentials even when written literally.
+fn looks_secret_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == "authorization"
+        || name == "cookie"
+        || name == "proxy-authorization"
+        || ["key", "token", "secret", "auth", "password"]
+            .iter()
+            .any(|part| name.contains(part))
 }
 
 fn source_command(
@@ -642,12 +808,26 @@ fn source_command(
                     "pass the server's command line, e.g. --command \"python server.py\"",
                 ));
             }
+            if words.len() == 1
+                && (words[0].starts_with("http://") || words[0].starts_with("https://"))
+            {
+                return Err(Error::usage(format!(
+                    "--command {} is a URL, not a command",
+                    words[0]
+                ))
+                .with_advice(
+                    "pass a URL with --url; to start the server from the tree too, give its \
+                     command with --command and put {port} in both",
+                ));
+            }
             let command = words.iter().map(|w| root_only(w)).collect();
             SourceCommand {
                 origin: "--command".to_string(),
                 command,
                 cwd: None,
                 env: Vec::new(),
+                url: None,
+                headers: Vec::new(),
             }
         }
         Source::Config(config, server, words) => {
@@ -666,14 +846,42 @@ fn source_command(
                 command,
                 cwd: None,
                 env: Vec::new(),
+                url: None,
+                headers: Vec::new(),
             }
         }
+        Source::UrlOnly => SourceCommand {
+            origin: String::new(),
+            command: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            url: None,
+            headers: Vec::new(),
+        },
         Source::Manifest(entry) => {
             let origin = format!("{} server \"{}\"", entry.file, entry.name);
-            let mut command = vec![expand(&entry.command, host, secrets, &origin)?];
-            for arg in &entry.args {
-                command.push(expand(arg, host, secrets, &origin)?);
+            let mut command = Vec::new();
+            if !entry.command.is_empty() {
+                command.push(expand(&entry.command, host, secrets, &origin)?);
+                for arg in &entry.args {
+                    command.push(expand(arg, host, secrets, &origin)?);
+                }
             }
+            let url = entry
+                .url
+                .as_deref()
+                .map(|u| expand(u, host, secrets, &format!("{origin} url")))
+                .transpose()?;
+            let headers = entry
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    Ok((
+                        name.clone(),
+                        expand(value, host, secrets, &format!("{origin} headers {name}"))?,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
             let cwd = entry
                 .cwd
                 .as_deref()
@@ -697,6 +905,8 @@ fn source_command(
                 command,
                 cwd,
                 env,
+                url,
+                headers,
             }
         }
     })
@@ -1041,6 +1251,9 @@ struct ManifestEntry {
     args: Vec<String>,
     env: Vec<(String, String)>,
     cwd: Option<String>,
+    /// An `http` / `sse` entry's endpoint (then `command` may be empty).
+    url: Option<String>,
+    headers: Vec<(String, String)>,
 }
 
 /// A parsed manifest entry: startable over stdio, or not.
@@ -1071,9 +1284,9 @@ fn pick_manifest_entry(
         return match servers.iter().find(|(name, _)| name == wanted) {
             Some((_, ManifestServer::Stdio(entry))) => Ok(entry.clone()),
             Some((_, ManifestServer::Remote(kind))) => Err(Error::usage(format!(
-                "server \"{wanted}\" in {file} is a remote ({kind}) server; tdqs-gate starts servers over stdio"
+                "server \"{wanted}\" in {file} is a remote ({kind}) server; tdqs-gate reaches servers over stdio or HTTP"
             ))
-            .with_advice("pick a stdio entry with --server, or give the command that starts it locally with --command")),
+            .with_advice("pick a stdio or http entry with --server, or give the command that starts it locally with --command")),
             None => Err(Error::usage(format!(
                 "there is no server \"{wanted}\" in {file}; it lists: {}",
                 names.join(", ")
@@ -1082,14 +1295,34 @@ fn pick_manifest_entry(
         };
     }
     let mut stdio = Vec::new();
+    let mut http = Vec::new();
+    let mut skipped = Vec::new();
     for (name, server) in &servers {
         match server {
+            ManifestServer::Stdio(entry) if entry.url.is_some() => http.push(entry),
             ManifestServer::Stdio(entry) => stdio.push(entry),
-            ManifestServer::Remote(kind) => warnings.push(format!(
-                "{file}: skipped server \"{name}\": it is a remote ({kind}) server, and tdqs-gate starts servers over stdio"
+            ManifestServer::Remote(kind) => skipped.push(format!(
+                "{file}: skipped server \"{name}\": it is a remote ({kind}) server, and tdqs-gate reaches servers over stdio or HTTP"
             )),
         }
     }
+    // An HTTP entry is picked on its own only when there is no stdio entry (a URL in a
+    // manifest usually names a deployed server, not the one in the tree).
+    if stdio.is_empty() {
+        if let [entry] = http.as_slice() {
+            warnings.extend(skipped);
+            return Ok((*entry).clone());
+        }
+        stdio = http;
+    } else {
+        for entry in &http {
+            skipped.push(format!(
+                "{file}: skipped server \"{}\": it is a remote (http) server; pass --server {} to export it over HTTP",
+                entry.name, entry.name
+            ));
+        }
+    }
+    warnings.extend(skipped);
     match stdio.as_slice() {
         [entry] => Ok((*entry).clone()),
         [] if servers.is_empty() => Err(Error::usage(format!("{file} lists no servers"))
@@ -1211,11 +1444,14 @@ fn parse_manifest_entry(file: &str, name: &str, entry: &Value) -> Result<Manifes
         Some(_) => return Err(invalid("`type` is not a string".to_string())),
     };
     match kind {
+        Some(kind) if HTTP_TYPES.contains(&kind) => {
+            return http_manifest_entry(file, name, entry).map_err(invalid);
+        }
         Some(kind) if REMOTE_TYPES.contains(&kind) => {
             return Ok(ManifestServer::Remote(kind.to_string()))
         }
         None if entry.get("command").is_none() && entry.contains_key("url") => {
-            return Ok(ManifestServer::Remote("http".to_string()))
+            return http_manifest_entry(file, name, entry).map_err(invalid);
         }
         None | Some("stdio") => {}
         Some(other) => {
@@ -1277,6 +1513,50 @@ fn parse_manifest_entry(file: &str, name: &str, entry: &Value) -> Result<Manifes
         args,
         env,
         cwd,
+        url: None,
+        headers: Vec::new(),
+    }))
+}
+
+/// Manifest types served over HTTP (Streamable HTTP; `sse` entries are tried the same way).
+const HTTP_TYPES: [&str; 4] = ["http", "sse", "streamable-http", "streamableHttp"];
+
+/// An `http` / `sse` entry: `url` and `headers` (strings).
+fn http_manifest_entry(
+    file: &str,
+    name: &str,
+    entry: &serde_json::Map<String, Value>,
+) -> std::result::Result<ManifestServer, String> {
+    let url = match entry.get("url") {
+        Some(Value::String(url)) if url.starts_with("http://") || url.starts_with("https://") => {
+            url.clone()
+        }
+        Some(Value::String(url)) => {
+            return Err(format!("`url` \"{url}\" is not an http:// or https:// URL"))
+        }
+        Some(_) => return Err("`url` is not a string".to_string()),
+        None => return Err("an http entry needs a `url`".to_string()),
+    };
+    let headers = match entry.get("headers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(items)) => items
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(value) => Ok((key.clone(), value.clone())),
+                _ => Err(format!("header `{key}` is not a string")),
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?,
+        Some(_) => return Err("`headers` is not an object".to_string()),
+    };
+    Ok(ManifestServer::Stdio(ManifestEntry {
+        file: file.to_string(),
+        name: name.to_string(),
+        command: String::new(),
+        args: Vec::new(),
+        env: Vec::new(),
+        cwd: None,
+        url: Some(url),
+        headers,
     }))
 }
 
@@ -1511,12 +1791,13 @@ mod tests {
             r#"{"mcpServers": {
                 "local": {"command": "node", "args": ["dist/index.js", 3], "env": {"A": "1", "C": null}, "cwd": "pkg"},
                 "typed": {"type": "stdio", "command": "uvx"},
-                "remote": {"type": "http", "url": "https://example.invalid/mcp"},
-                "bare-url": {"url": "https://example.invalid/sse"}
+                "remote": {"type": "http", "url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+                "bare-url": {"url": "https://example.invalid/sse"},
+                "socket": {"type": "ws", "url": "wss://example.invalid/ws"}
             }}"#,
         )
         .expect("valid");
-        assert_eq!(servers.len(), 4);
+        assert_eq!(servers.len(), 5);
         let ManifestServer::Stdio(local) = &servers[0].1 else {
             panic!("stdio expected")
         };
@@ -1524,8 +1805,20 @@ mod tests {
         assert_eq!(local.env, vec![("A".to_string(), "1".to_string())]);
         assert_eq!(local.cwd.as_deref(), Some("pkg"));
         assert!(matches!(&servers[1].1, ManifestServer::Stdio(e) if e.command == "uvx"));
-        assert_eq!(servers[2].1, ManifestServer::Remote("http".to_string()));
-        assert_eq!(servers[3].1, ManifestServer::Remote("http".to_string()));
+        // issue 15: http entries are exported over HTTP, with their url and headers.
+        let ManifestServer::Stdio(remote) = &servers[2].1 else {
+            panic!("http entry expected")
+        };
+        assert!(remote.command.is_empty());
+        assert_eq!(remote.url.as_deref(), Some("https://example.invalid/mcp"));
+        assert_eq!(
+            remote.headers,
+            vec![("Authorization".to_string(), "Bearer ${TOKEN}".to_string())]
+        );
+        assert!(
+            matches!(&servers[3].1, ManifestServer::Stdio(e) if e.url.as_deref() == Some("https://example.invalid/sse"))
+        );
+        assert_eq!(servers[4].1, ManifestServer::Remote("ws".to_string()));
     }
 
     #[test]
@@ -1647,6 +1940,7 @@ mod tests {
             limits: ExportLimits::default(),
             temp_home: None,
             reproduce_env: Vec::new(),
+            http: None,
         };
         assert_eq!(
             spec.reproduce_command(),

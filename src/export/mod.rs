@@ -1,14 +1,17 @@
-//! The export stage: start a side's MCP server over stdio as a host would, `initialize`, then
-//! `tools/list` through every page, and keep every tool object exactly as received.
+//! The export stage: start a side's MCP server over stdio (or reach it over Streamable HTTP) as
+//! a host would, `initialize`, then `tools/list` through every page, and keep every tool object
+//! exactly as received.
 
 pub mod client;
 pub mod command_secrets;
 pub mod file;
+pub mod http;
 pub mod json_keys;
 pub mod launch;
 pub mod line_check;
 pub mod model;
 pub mod package_cache;
 pub mod process;
+pub mod transport;
 
 pub use model::*;

@@ -35,6 +35,29 @@ pub struct LaunchSpec {
     /// assignments for "reproduce with" lines: `NAME=value`, with `${VAR}` references kept as
     /// written and never a secret's value.
     pub reproduce_env: Vec<String>,
+    /// Set when the server speaks Streamable HTTP: then `program` (when not empty) is started
+    /// and the client talks to the URL.
+    pub http: Option<HttpTarget>,
+}
+
+/// An MCP endpoint reached over HTTP.
+#[derive(Clone, PartialEq)]
+pub struct HttpTarget {
+    /// With `{port}` already replaced.
+    pub url: String,
+    /// Sent with every request; values expanded (secrets: never shown).
+    pub headers: Vec<(String, String)>,
+}
+
+// Not derived: header values are credentials.
+impl std::fmt::Debug for HttpTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("HttpTarget")
+            .field("url", &self.url)
+            .field("header_names", &names)
+            .finish()
+    }
 }
 
 /// Bounds on a server's behaviour; every one exceeded is INVALID.

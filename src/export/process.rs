@@ -574,6 +574,8 @@ pub struct ServerProcess {
     redactor: Redactor,
     grace: Duration,
     started: Instant,
+    /// Skip waiting for an exit after stdin closes (a server speaking HTTP does not read it).
+    skip_stdin_wait: bool,
 }
 
 // Not derived: the redactor holds secret values.
@@ -623,6 +625,7 @@ impl ServerProcess {
             redactor: spec_redactor(spec),
             grace: spec.limits.shutdown_grace,
             started: Instant::now(),
+            skip_stdin_wait: false,
         })
     }
 
@@ -661,6 +664,23 @@ impl ServerProcess {
         self.stdout.next_line().await
     }
 
+    /// Reads and drops stdout until it closes (a server that speaks HTTP may log there; an
+    /// unread pipe would block it). Cancel-safe.
+    pub async fn discard_stdout(&mut self) {
+        self.stdout.discard_forever().await;
+    }
+
+    /// Shutdown goes to SIGTERM as soon as stdin is closed: for servers that speak HTTP, whose
+    /// stdin means nothing.
+    pub fn skip_stdin_wait(&mut self) {
+        self.skip_stdin_wait = true;
+    }
+
+    /// The leader's exit status, if it has exited.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// The stderr tail so far, redacted.
     pub fn stderr_tail(&self) -> String {
         redact_with(&self.redactor, &self.stderr.text())
@@ -691,7 +711,12 @@ impl ServerProcess {
             return (Some(status), ShutdownStep::AlreadyExited);
         }
         self.stdin = None;
-        if let Some(status) = self.wait_while_draining(self.grace).await {
+        let stdin_wait = if self.skip_stdin_wait {
+            Duration::ZERO
+        } else {
+            self.grace
+        };
+        if let Some(status) = self.wait_while_draining(stdin_wait).await {
             return (Some(status), ShutdownStep::StdinClosed);
         }
         signal_group(self.pid as i32, libc::SIGTERM);
@@ -991,6 +1016,7 @@ mod tests {
             limits: crate::export::model::ExportLimits::default(),
             temp_home: None,
             reproduce_env: Vec::new(),
+            http: None,
         };
         let process = ServerProcess::spawn(&spec).expect("spawn");
         let pgid = process.pid() as i32;

@@ -11,6 +11,8 @@ use tdqs_core::export::Era;
 #[derive(Debug, Clone, Default)]
 pub struct ServerOptions {
     pub command: Option<String>,
+    /// `--url`: the server's Streamable HTTP endpoint.
+    pub url: Option<String>,
     pub server: Option<String>,
     pub timeout: Option<Duration>,
     pub max_message_bytes: Option<usize>,

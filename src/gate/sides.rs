@@ -89,6 +89,7 @@ fn plan(
     let base_limits = command_line_limits(server, base_limits);
     let options = LaunchOptions {
         command: server.command.as_deref(),
+        url: server.url.as_deref(),
         server: server.server.as_deref(),
         config: config.as_ref(),
         manifest_root: head_root,
@@ -264,6 +265,13 @@ pub async fn obtain(
                 }
             };
             let (plan, probe, decision) = plan(&config_root, &opts.server, &secrets)?;
+            if let (Some(url), false, false) = (
+                plan.fixed_url(),
+                matches!(base, SideSource::ExportFile(_)),
+                matches!(head, SideSource::ExportFile(_)),
+            ) {
+                return Err(fixed_url_error(url, plan.origin()));
+            }
             let blind = head_side
                 .as_ref()
                 .and_then(|side| plan.blind_to_tree(&side.root));
@@ -289,6 +297,21 @@ pub async fn obtain(
             Ok((base, head))
         }
     }
+}
+
+/// The gate needs each revision's own server: a URL without `{port}` reaches one server only.
+fn fixed_url_error(url: &str, origin: &str) -> Error {
+    let masked = crate::export::command_secrets::mask_command(&[url.to_string()]).join(" ");
+    Error::usage(format!(
+        "the server URL {masked} (from {origin}) is fixed, but the gate exports two revisions: \
+         one server at one URL cannot serve both the base and the head"
+    ))
+    .with_advice(
+        "give the command that starts the server (`--command` or `[server] command`) and put \
+         `{port}` in the URL and in the command's arguments or env (e.g. `PORT = \"{port}\"`), \
+         so each side's tree gets its own server; or export each revision yourself with \
+         `tdqs-gate export --url …` and pass the files with --base-export/--head-export",
+    )
 }
 
 /// One side's export (`tdqs-gate export`, `score`, `lint`).

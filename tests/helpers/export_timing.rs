@@ -51,6 +51,7 @@ fn main() {
         },
         temp_home: None,
         reproduce_env: Vec::new(),
+        http: None,
     };
     let profile = ProbeProfile {
         era,

@@ -62,6 +62,7 @@ impl Case {
             limits: quick_limits(),
             temp_home: None,
             reproduce_env: Vec::new(),
+            http: None,
         }
     }
 
@@ -1013,6 +1014,7 @@ fn real_spec(case: &Case, program: &Path, args: &[&str]) -> LaunchSpec {
         },
         temp_home: None,
         reproduce_env: Vec::new(),
+        http: None,
     }
 }
 

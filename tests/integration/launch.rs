@@ -104,6 +104,7 @@ fn resolve(
     LaunchPlan::resolve(
         &LaunchOptions {
             command,
+            url: None,
             server,
             config,
             manifest_root: root,
@@ -329,8 +330,15 @@ fn several_manifest_entries_need_server_to_pick_one() {
         "{}",
         err.cause
     );
-    let err = resolve(None, Some("remote"), None, root.path()).expect_err("remote");
-    assert!(err.cause.contains("remote (sse)"), "{}", err.cause);
+    // issue 15: a named `sse` entry is reached over HTTP at its URL, started by nothing.
+    let plan = resolve(None, Some("remote"), None, root.path()).expect("remote");
+    assert_eq!(plan.fixed_url(), Some("https://remote.example.invalid/sse"));
+    let spec = plan.for_side(root.path()).expect("spec");
+    assert!(spec.program.is_empty());
+    assert_eq!(
+        spec.http.as_ref().map(|h| h.url.as_str()),
+        Some("https://remote.example.invalid/sse")
+    );
 }
 
 #[test]
@@ -678,6 +686,7 @@ fn issue_17_item_4_network_variables_and_package_caches_reach_setup_and_server()
         LaunchPlan::resolve(
             &LaunchOptions {
                 command: None,
+                url: None,
                 server: None,
                 config: Some(&cfg),
                 manifest_root: root.path(),

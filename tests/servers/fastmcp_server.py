@@ -6,6 +6,7 @@ Its tools carry what the exporter must keep untouched: structured output (so the
 still runs on a 1.x SDK, where the same class is `FastMCP`.
 
 Run: python tests/servers/fastmcp_server.py   (speaks MCP over stdio)
+     PORT=8000 python tests/servers/fastmcp_server.py http   (Streamable HTTP at /mcp)
 """
 
 from typing import TypedDict
@@ -61,4 +62,12 @@ def list_isbns(limit: int = 10) -> list[str]:
 
 
 if __name__ == "__main__":
-    server.run()
+    import os
+    import sys
+
+    # `http` serves Streamable HTTP on 127.0.0.1 at /mcp, port from PORT (export tests of
+    # issue 15); without an argument, stdio.
+    if sys.argv[1:] == ["http"]:
+        server.run(transport="streamable-http", host="127.0.0.1", port=int(os.environ["PORT"]))
+    else:
+        server.run()
