@@ -390,11 +390,20 @@ fn describe_invisible(points: &[u32]) -> String {
     list.into_iter().collect::<Vec<_>>().join(", ")
 }
 
+/// Every per-tool rule, family by family (the families of [`Family`]).
 fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namespace: Option<&str>) {
+    check_model_directed(c, f);
+    check_naming(c, f);
+    check_description(c, f, namespace);
+    check_parameters(c, f, tool);
+    check_annotations(c, f);
+    check_budget(c, f);
+}
+
+/// Model-directed text: it also protects the judge, so it is checked first.
+fn check_model_directed(c: &mut Collector, f: &ToolFacts) {
     let name = f.name.as_str();
     let t = Some(name);
-
-    // Model-directed text first: it also protects the judge.
     for hit in &f.injections {
         c.push(
             injection_code(hit.kind),
@@ -470,8 +479,12 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
             );
         }
     }
+}
 
-    // Naming.
+/// Naming: characters, length, generic words, the namespace prefix.
+fn check_naming(c: &mut Collector, f: &ToolFacts) {
+    let name = f.name.as_str();
+    let t = Some(name);
     let valid_chars = !name.is_empty()
         && name.chars().count() <= 128
         && name
@@ -514,8 +527,12 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
             vec![],
         );
     }
+}
 
-    // Descriptions.
+/// Descriptions: presence, length, usage guidance, returns, examples.
+fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) {
+    let name = f.name.as_str();
+    let t = Some(name);
     if !f.has_description() {
         c.push(
             "TDQS-D001",
@@ -618,8 +635,12 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
             );
         }
     }
+}
 
-    // Parameters.
+/// Parameters: the input schema, required lists, parameter descriptions and formats.
+fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) {
+    let name = f.name.as_str();
+    let t = Some(name);
     if !f.input_schema_is_object {
         let what = if tool.get("inputSchema").is_none() {
             "has no inputSchema"
@@ -772,8 +793,12 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
             }
         }
     }
+}
 
-    // Annotations.
+/// Annotations: hints that contradict the name or description, or are missing.
+fn check_annotations(c: &mut Collector, f: &ToolFacts) {
+    let name = f.name.as_str();
+    let t = Some(name);
     let a = &f.annotations;
     let desc_destructive = f.cues.destructive.is_some()
         || text::destructive_verb_cue().is_match(first_own_sentence(f));
@@ -853,8 +878,12 @@ fn check_tool(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value, namesp
             vec![],
         );
     }
+}
 
-    // Budget.
+/// Budget: the definition's size.
+fn check_budget(c: &mut Collector, f: &ToolFacts) {
+    let name = f.name.as_str();
+    let t = Some(name);
     if f.definition_bytes > 4 * 1024 {
         c.push(
             "TDQS-B003",
