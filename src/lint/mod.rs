@@ -49,7 +49,7 @@ pub struct LintReport {
     /// The mean scorecard total in tenths (rounded half up once).
     pub average_tenths: u32,
     /// Codes the configuration turned off.
-    pub disabled: Vec<String>,
+    pub disabled: Vec<rules::Code>,
     /// A file the findings point at in SARIF (the export file or the config that launches the
     /// server); set by the caller.
     pub artifact: Option<String>,
@@ -93,7 +93,7 @@ pub fn lint_tools(
     let findings: Vec<Finding> = raw
         .into_iter()
         .filter_map(|mut f| {
-            config.level(&f.code).map(|level| {
+            config.level(f.code).map(|level| {
                 f.severity = level;
                 f
             })
@@ -112,7 +112,7 @@ pub fn lint_tools(
         .levels
         .iter()
         .filter(|(_, level)| level.is_none())
-        .map(|(code, _)| code.clone())
+        .map(|(code, _)| *code)
         .collect();
     LintReport {
         rules_version: RULES_VERSION.to_string(),

@@ -22,7 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::facts::ToolFacts;
-use super::rules::{name_key, rule, Finding};
+use super::rules::{name_key, Code, Finding};
 use super::text;
 
 /// A word held by more tools than this is common vocabulary: it does not make two tools
@@ -40,17 +40,15 @@ pub const NEAR_IDENTICAL: f64 = 0.7;
 pub const OVERLAP: f64 = 0.4;
 
 fn make(
-    code: &str,
+    code: Code,
     tool: &str,
     message: String,
     suggestion: String,
     related: Vec<String>,
 ) -> Finding {
-    let Some(r) = rule(code) else {
-        unreachable!("rule {code} is not in the catalogue");
-    };
+    let r = code.rule();
     Finding {
-        code: r.code.to_string(),
+        code: r.code,
         slug: r.slug.to_string(),
         severity: r.severity,
         tool: Some(tool.to_string()),
@@ -225,7 +223,7 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
             out.push((
                 first,
                 make(
-                    "TDQS-N001",
+                    Code::N001,
                     &a.name,
                     format!(
                         "{} tools reduce to the same words ({}): `{}`, {}.",
@@ -263,7 +261,7 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
         out.push((
             first,
             make(
-                "TDQS-N001",
+                Code::N001,
                 &a.name,
                 message,
                 suggestion,
@@ -373,7 +371,7 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
         out.push((
             members[0],
             make(
-                "TDQS-D005",
+                Code::D005,
                 &first.name,
                 format!(
                     "{} tools have near-identical descriptions (shared words: {}): `{}`, {}.",
@@ -416,14 +414,14 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
         let (a, b) = (&facts[i], &facts[j]);
         let pct = sim * 100.0;
         let finding = if is_near {
-            make("TDQS-D005", &a.name, format!("`{}` and `{}` share {pct:.0}% of their meaningful words.", a.name, b.name), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()])
+            make(Code::D005, &a.name, format!("`{}` and `{}` share {pct:.0}% of their meaningful words.", a.name, b.name), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()])
         } else {
             let why = match apart {
                 Some(word) => format!("share {pct:.0}% of their words; only \"{word}\" tells them apart, and neither says which to prefer"),
                 None => format!("overlap ({pct:.0}% shared words) and neither says which to prefer"),
             };
             make(
-                "TDQS-D006",
+                Code::D006,
                 &a.name,
                 format!("`{}` and `{}` {why}.", a.name, b.name),
                 format!(
@@ -441,7 +439,7 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
         out.push((
             i,
             make(
-                "TDQS-D006",
+                Code::D006,
                 &a.name,
                 format!(
                     "`{}` also overlaps {} more tool{} past the {PAIR_CAP} shown: {}.",

@@ -81,7 +81,9 @@ pub fn render_text(report: &LintReport) -> String {
             by_tool.entry(tool).or_default().push(f);
         }
     }
-    let mut info_codes: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    // Keyed by the published form: the key at the end lists codes in text order.
+    let mut info_codes: std::collections::BTreeMap<&str, rules::Code> =
+        std::collections::BTreeMap::new();
     for card in &report.scorecards {
         let findings = by_tool.remove(card.tool.as_str()).unwrap_or_default();
         out.push_str(&format!(
@@ -100,16 +102,13 @@ pub fn render_text(report: &LintReport) -> String {
         }
         // Errors and warnings in full; info findings on one line per tool (code, and the
         // parameters it concerns), explained once in the key at the end.
-        let mut info: Vec<(&str, Vec<&str>)> = Vec::new();
+        let mut info: Vec<(rules::Code, Vec<&str>)> = Vec::new();
         for f in findings {
             if f.severity == Severity::Info {
-                info_codes.insert(f.code.as_str());
+                info_codes.insert(f.code.as_str(), f.code);
                 match info.iter_mut().find(|(code, _)| *code == f.code) {
                     Some((_, params)) => params.extend(f.parameter.as_deref()),
-                    None => info.push((
-                        f.code.as_str(),
-                        f.parameter.as_deref().into_iter().collect(),
-                    )),
+                    None => info.push((f.code, f.parameter.as_deref().into_iter().collect())),
                 }
             } else {
                 push_finding(&mut out, f);
@@ -131,10 +130,9 @@ pub fn render_text(report: &LintReport) -> String {
     }
     if !info_codes.is_empty() {
         out.push_str("\ninfo codes (`--json` or `--sarif` give each finding's message):\n");
-        for code in info_codes {
-            if let Some(rule) = rules::rule(code) {
-                out.push_str(&format!("  {code} {} · {}\n", rule.slug, rule.title));
-            }
+        for code in info_codes.into_values() {
+            let rule = code.rule();
+            out.push_str(&format!("  {code} {} · {}\n", rule.slug, rule.title));
         }
     }
     out.push('\n');
@@ -184,9 +182,9 @@ pub fn fingerprint(f: &Finding) -> String {
 }
 
 fn sarif_rule(rule: &rules::Rule, level: Severity) -> Value {
-    let anchor = rule.code.to_lowercase();
+    let anchor = rule.code.as_str().to_lowercase();
     json!({
-        "id": rule.code,
+        "id": rule.code.as_str(),
         "name": rule.slug,
         "shortDescription": {"text": rule.title},
         "fullDescription": {"text": rule.help},
@@ -205,7 +203,7 @@ fn sarif_rule(rule: &rules::Rule, level: Severity) -> Value {
 pub fn render_sarif(report: &LintReport) -> String {
     let enabled: Vec<(&rules::Rule, Severity)> = RULES
         .iter()
-        .filter(|r| !report.disabled.iter().any(|d| d == r.code))
+        .filter(|r| !report.disabled.contains(&r.code))
         .map(|r| {
             // The level a finding of this rule carries in this report, else the default.
             let level = report
@@ -216,7 +214,7 @@ pub fn render_sarif(report: &LintReport) -> String {
             (r, level)
         })
         .collect();
-    let rule_index = |code: &str| enabled.iter().position(|(r, _)| r.code == code);
+    let rule_index = |code: rules::Code| enabled.iter().position(|(r, _)| r.code == code);
     let results: Vec<Value> = report
         .findings
         .iter()
@@ -242,7 +240,7 @@ pub fn render_sarif(report: &LintReport) -> String {
                 "partialFingerprints": {"tdqsGateFinding/v1": fingerprint(f)},
                 "properties": {"suggestion": f.suggestion, "related": f.related},
             });
-            if let Some(i) = rule_index(&f.code) {
+            if let Some(i) = rule_index(f.code) {
                 result["ruleIndex"] = json!(i);
             }
             result

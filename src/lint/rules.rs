@@ -66,7 +66,7 @@ impl Family {
 /// One rule of the catalogue.
 #[derive(Debug, Clone, Copy)]
 pub struct Rule {
-    pub code: &'static str,
+    pub code: Code,
     pub slug: &'static str,
     pub family: Family,
     pub severity: Severity,
@@ -76,157 +76,201 @@ pub struct Rule {
     pub help: &'static str,
 }
 
+/// A rule's code (`TDQS-D001` is [`Code::D001`]). Codes are compared as values, never as text;
+/// the text form exists for output and for `[lint.rules]` keys.
 macro_rules! rules {
-    ($( $code:literal $slug:literal $family:ident $sev:ident $title:literal $help:literal ;)*) => {
-        /// Every rule, in code order.
+    ($( $code:ident $slug:literal $family:ident $sev:ident $title:literal $help:literal ;)*) => {
+        /// Every rule's code, in catalogue order.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $( $code, )*
+        }
+
+        impl Code {
+            /// The published form, `TDQS-D001`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $( Code::$code => concat!("TDQS-", stringify!($code)), )*
+                }
+            }
+        }
+
+        /// Every rule, in code order (the order of [`Code`]).
         pub const RULES: &[Rule] = &[
-            $( Rule { code: $code, slug: $slug, family: Family::$family, severity: Severity::$sev, title: $title, help: $help }, )*
+            $( Rule { code: Code::$code, slug: $slug, family: Family::$family, severity: Severity::$sev, title: $title, help: $help }, )*
         ];
     };
 }
 
-rules! {
-    "TDQS-D001" "missing-description" Description Error
-        "The tool has no description."
-        "A model chooses tools by their descriptions; a tool without one is chosen by its name alone, or never. Write one or two sentences: what it does, to what, and when to use it.";
-    "TDQS-D002" "description-too-short" Description Warning
-        "The description has fewer than six words."
-        "A few words rarely say what the tool acts on, when to use it and what it returns. Say the verb and resource, then when to call it.";
-    "TDQS-D003" "description-restates-name" Description Warning
-        "The description only repeats the tool's name or title."
-        "A restated name adds nothing the model did not already have (TDQS caps purpose clarity at 2 for it). Say what the tool does that its name cannot.";
-    "TDQS-D004" "placeholder-description" Description Error
-        "The description is placeholder text (TODO, lorem ipsum, 'tool description')."
-        "Placeholder text is read as the tool's purpose. Replace it with a real description before release.";
-    "TDQS-D005" "near-identical-description" Description Error
-        "Two tools have near-identical descriptions."
-        "When two descriptions share most of their words the model cannot tell the tools apart and picks either. Open each with what only that tool handles.";
-    "TDQS-D006" "overlap-without-guidance" Description Warning
-        "Two tools overlap and neither says which to prefer."
-        "Overlapping tools need a sentence that draws the line ('for X use other_tool'), or the model guesses between them.";
-    "TDQS-D007" "no-usage-guidance" Description Warning
-        "The description never says when to use the tool."
-        "Usage guidelines are a fifth of TDQS. Add 'Use this when …' and, where a sibling is close, 'for … use other_tool instead'.";
-    "TDQS-D008" "no-return-information" Description Info
-        "Neither an output schema nor the description says what comes back."
-        "Without knowing the result the model cannot plan the next step. Add an outputSchema with described fields, or a 'Returns …' sentence.";
-    "TDQS-D009" "description-too-long" Description Info
-        "The description is longer than 400 words."
-        "Every word is paid for in context on every request and buries the key point. Keep the first sentence for the purpose and move reference material out.";
-    "TDQS-D010" "name-subject-not-described" Description Warning
-        "A word the name promises never appears in the description."
-        "A name word the description ignores leaves the model unsure what the tool acts on. Mention it, or rename the tool.";
-    "TDQS-D011" "no-constraints-or-side-effects" Description Info
-        "No annotations and no word on limits, side effects, permissions or cost."
-        "Agents need to know what a call does to the world. Add annotations and a sentence on side effects, limits or required permissions.";
-    "TDQS-D012" "no-example" Description Info
-        "Neither the description nor any parameter gives an example."
-        "One concrete value (an id format, a query) removes most argument mistakes.";
-    "TDQS-D013" "repeated-note" Description Info
-        "The same sentence is repeated in three or more descriptions."
-        "A note pasted into many descriptions costs context on every request and makes the tools look alike. Put it in the server instructions or keep it where it matters.";
-    "TDQS-N001" "near-duplicate-names" Naming Error
-        "Two tool names reduce to the same words."
-        "Names such as get_user/getUser or ticket/ticket2 cannot be told apart. Keep one, or name what differs.";
-    "TDQS-N002" "generic-name" Naming Warning
-        "The name is made only of generic words."
-        "Names such as run, get_data or do_stuff say nothing about the resource. Name the action and the thing acted on.";
-    "TDQS-N003" "invalid-name-characters" Naming Error
-        "The name has characters outside A–Z, a–z, 0–9, '_', '-', '.' or is longer than 128 characters."
-        "MCP tool names are limited to those characters, and clients reject or rewrite other names.";
-    "TDQS-N004" "mixed-naming-conventions" Naming Warning
-        "Tool names mix conventions (snake_case, camelCase, kebab-case, …)."
-        "Consistent names let the model predict a tool's name; mixed ones look like different servers. Pick one convention.";
-    "TDQS-N005" "name-too-long" Naming Warning
-        "The name is longer than 64 characters."
-        "Several clients truncate or refuse function names over 64 characters. Shorten it.";
-    "TDQS-P001" "parameter-without-description" Parameters Warning
-        "A parameter has no description."
-        "Without a description the model guesses the value's meaning and format from the name alone. Say what it is, its format and where to get it.";
-    "TDQS-P002" "parameter-restates-name" Parameters Info
-        "A parameter's description only repeats its name."
-        "'user_id: the user id' adds nothing. Say the format, the source (which tool returns it) or the allowed values.";
-    "TDQS-P003" "string-should-be-enum" Parameters Info
-        "A free string's description lists its allowed values, but the schema has no enum."
-        "Values listed in prose are not enforced or offered to the model as choices. Put them in an enum.";
-    "TDQS-P004" "missing-format" Parameters Warning
-        "A date, time, email, URL or UUID parameter has no format or pattern."
-        "Models write dates and identifiers in many shapes. Declare format (date-time, date, email, uri, uuid) or a pattern.";
-    "TDQS-P005" "untyped-parameter" Parameters Warning
-        "A parameter has no type."
-        "An untyped parameter accepts anything, so neither the client nor the model knows what to send. Declare its type.";
-    "TDQS-P006" "no-example-values" Parameters Info
-        "A free string parameter has no example, default, enum, pattern or format."
-        "One example value shows the expected shape. Add examples, a default or an example in the description.";
-    "TDQS-P007" "no-required-list" Parameters Info
-        "The input schema has parameters but no required list."
-        "Without 'required' every parameter is optional, so the model may omit the ones the tool needs.";
-    "TDQS-P008" "vague-boolean" Parameters Info
-        "A boolean parameter does not say what true means."
-        "Say what happens when the flag is true and what the default is.";
-    "TDQS-P009" "untyped-object" Parameters Warning
-        "An object parameter declares no properties."
-        "An object with no shape leaves the model to invent keys. Declare its properties (or typed additionalProperties).";
-    "TDQS-P010" "parameters-not-explained" Parameters Info
-        "The tool takes three or more parameters, some undocumented, and the description mentions none."
-        "When the schema does not explain the parameters the description must. Describe the parameters, in the schema or in prose.";
-    "TDQS-P011" "invalid-input-schema" Parameters Error
-        "The input schema is missing or is not an object schema."
-        "MCP requires an object inputSchema; clients refuse or mangle other shapes.";
-    "TDQS-A001" "destructive-without-hint" Annotations Warning
-        "The tool deletes or overwrites, but destructiveHint is not true."
-        "Hosts ask for confirmation on destructive tools only when the hint says so. Set destructiveHint: true.";
-    "TDQS-A002" "read-without-read-only-hint" Annotations Warning
-        "The tool reads, but declares no readOnlyHint."
-        "Hosts can run read-only tools without asking; without the hint every call may prompt the user. Set readOnlyHint: true.";
-    "TDQS-A003" "write-without-idempotent-hint" Annotations Info
-        "The tool changes state, but declares no idempotentHint."
-        "Whether a retry is safe decides what an agent does after a timeout. Set idempotentHint.";
-    "TDQS-A004" "description-contradicts-annotations" Annotations Error
-        "The description contradicts the annotations."
-        "A read-only hint on a tool that writes (or a non-destructive hint on one that deletes) misleads hosts and models; TDQS scores behavioural transparency 1 for it. Make them agree.";
-    "TDQS-B001" "many-tools" Budget Info
-        "The server lists more than 25 tools."
-        "Beyond about 25 tools models start to confuse them. Consider splitting or grouping.";
-    "TDQS-B002" "too-many-tools" Budget Warning
-        "The server lists more than 40 tools."
-        "Beyond about 40 tools selection accuracy falls and every request carries all definitions. Split the server or expose subsets.";
-    "TDQS-B003" "definition-too-large" Budget Warning
-        "One tool definition is larger than 4 KiB."
-        "A large definition costs about a quarter of its bytes in tokens on every request. Trim the schema and move reference text out.";
-    "TDQS-B004" "tool-set-too-large" Budget Warning
-        "All definitions together are larger than 64 KiB."
-        "The whole tools/list is sent with every request. Remove unused tools or trim descriptions and schemas.";
-    "TDQS-M001" "instruction-override" ModelDirected Error
-        "Text asks the model to ignore or replace its instructions."
-        "A definition that rewrites the model's instructions is prompt injection, whatever the intent. Describe the tool instead.";
-    "TDQS-M002" "conceal-from-user" ModelDirected Error
-        "Text asks the model to hide something from the user."
-        "Asking the model to keep actions from the user is a hallmark of tool poisoning. Remove it.";
-    "TDQS-M003" "unconditional-tool-directive" ModelDirected Warning
-        "Text tells the model to always call a tool, first or instead of others."
-        "Unconditional directives hijack tool selection. Say when the tool helps instead ('use this when …').";
-    "TDQS-M004" "invisible-characters" ModelDirected Error
-        "Text contains invisible or bidirectional Unicode characters."
-        "Zero-width and bidirectional control characters hide text from reviewers that models still read. Remove them.";
-    "TDQS-M005" "addresses-the-judge" ModelDirected Error
-        "Text addresses whoever grades or reviews the definition."
-        "A definition that asks for a score games quality gates and never helps an agent. It lowers the static judge's score; remove it.";
-    "TDQS-M006" "privileged-markup" ModelDirected Warning
-        "Text imitates a system or priority channel (<IMPORTANT>, <system>, [INST])."
-        "Markup that imitates instruction channels is a common injection carrier. Use plain sentences.";
+impl Code {
+    /// The code of a published form (`TDQS-D001`), if the catalogue has it.
+    pub fn parse(text: &str) -> Option<Code> {
+        RULES.iter().map(|r| r.code).find(|c| c.as_str() == text)
+    }
+
+    /// This code's rule.
+    pub fn rule(self) -> &'static Rule {
+        &RULES[self as usize]
+    }
 }
 
-/// The rule with this code.
-pub fn rule(code: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.code == code)
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Code::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown lint code {text:?}")))
+    }
+}
+
+rules! {
+    D001 "missing-description" Description Error
+        "The tool has no description."
+        "A model chooses tools by their descriptions; a tool without one is chosen by its name alone, or never. Write one or two sentences: what it does, to what, and when to use it.";
+    D002 "description-too-short" Description Warning
+        "The description has fewer than six words."
+        "A few words rarely say what the tool acts on, when to use it and what it returns. Say the verb and resource, then when to call it.";
+    D003 "description-restates-name" Description Warning
+        "The description only repeats the tool's name or title."
+        "A restated name adds nothing the model did not already have (TDQS caps purpose clarity at 2 for it). Say what the tool does that its name cannot.";
+    D004 "placeholder-description" Description Error
+        "The description is placeholder text (TODO, lorem ipsum, 'tool description')."
+        "Placeholder text is read as the tool's purpose. Replace it with a real description before release.";
+    D005 "near-identical-description" Description Error
+        "Two tools have near-identical descriptions."
+        "When two descriptions share most of their words the model cannot tell the tools apart and picks either. Open each with what only that tool handles.";
+    D006 "overlap-without-guidance" Description Warning
+        "Two tools overlap and neither says which to prefer."
+        "Overlapping tools need a sentence that draws the line ('for X use other_tool'), or the model guesses between them.";
+    D007 "no-usage-guidance" Description Warning
+        "The description never says when to use the tool."
+        "Usage guidelines are a fifth of TDQS. Add 'Use this when …' and, where a sibling is close, 'for … use other_tool instead'.";
+    D008 "no-return-information" Description Info
+        "Neither an output schema nor the description says what comes back."
+        "Without knowing the result the model cannot plan the next step. Add an outputSchema with described fields, or a 'Returns …' sentence.";
+    D009 "description-too-long" Description Info
+        "The description is longer than 400 words."
+        "Every word is paid for in context on every request and buries the key point. Keep the first sentence for the purpose and move reference material out.";
+    D010 "name-subject-not-described" Description Warning
+        "A word the name promises never appears in the description."
+        "A name word the description ignores leaves the model unsure what the tool acts on. Mention it, or rename the tool.";
+    D011 "no-constraints-or-side-effects" Description Info
+        "No annotations and no word on limits, side effects, permissions or cost."
+        "Agents need to know what a call does to the world. Add annotations and a sentence on side effects, limits or required permissions.";
+    D012 "no-example" Description Info
+        "Neither the description nor any parameter gives an example."
+        "One concrete value (an id format, a query) removes most argument mistakes.";
+    D013 "repeated-note" Description Info
+        "The same sentence is repeated in three or more descriptions."
+        "A note pasted into many descriptions costs context on every request and makes the tools look alike. Put it in the server instructions or keep it where it matters.";
+    N001 "near-duplicate-names" Naming Error
+        "Two tool names reduce to the same words."
+        "Names such as get_user/getUser or ticket/ticket2 cannot be told apart. Keep one, or name what differs.";
+    N002 "generic-name" Naming Warning
+        "The name is made only of generic words."
+        "Names such as run, get_data or do_stuff say nothing about the resource. Name the action and the thing acted on.";
+    N003 "invalid-name-characters" Naming Error
+        "The name has characters outside A–Z, a–z, 0–9, '_', '-', '.' or is longer than 128 characters."
+        "MCP tool names are limited to those characters, and clients reject or rewrite other names.";
+    N004 "mixed-naming-conventions" Naming Warning
+        "Tool names mix conventions (snake_case, camelCase, kebab-case, …)."
+        "Consistent names let the model predict a tool's name; mixed ones look like different servers. Pick one convention.";
+    N005 "name-too-long" Naming Warning
+        "The name is longer than 64 characters."
+        "Several clients truncate or refuse function names over 64 characters. Shorten it.";
+    P001 "parameter-without-description" Parameters Warning
+        "A parameter has no description."
+        "Without a description the model guesses the value's meaning and format from the name alone. Say what it is, its format and where to get it.";
+    P002 "parameter-restates-name" Parameters Info
+        "A parameter's description only repeats its name."
+        "'user_id: the user id' adds nothing. Say the format, the source (which tool returns it) or the allowed values.";
+    P003 "string-should-be-enum" Parameters Info
+        "A free string's description lists its allowed values, but the schema has no enum."
+        "Values listed in prose are not enforced or offered to the model as choices. Put them in an enum.";
+    P004 "missing-format" Parameters Warning
+        "A date, time, email, URL or UUID parameter has no format or pattern."
+        "Models write dates and identifiers in many shapes. Declare format (date-time, date, email, uri, uuid) or a pattern.";
+    P005 "untyped-parameter" Parameters Warning
+        "A parameter has no type."
+        "An untyped parameter accepts anything, so neither the client nor the model knows what to send. Declare its type.";
+    P006 "no-example-values" Parameters Info
+        "A free string parameter has no example, default, enum, pattern or format."
+        "One example value shows the expected shape. Add examples, a default or an example in the description.";
+    P007 "no-required-list" Parameters Info
+        "The input schema has parameters but no required list."
+        "Without 'required' every parameter is optional, so the model may omit the ones the tool needs.";
+    P008 "vague-boolean" Parameters Info
+        "A boolean parameter does not say what true means."
+        "Say what happens when the flag is true and what the default is.";
+    P009 "untyped-object" Parameters Warning
+        "An object parameter declares no properties."
+        "An object with no shape leaves the model to invent keys. Declare its properties (or typed additionalProperties).";
+    P010 "parameters-not-explained" Parameters Info
+        "The tool takes three or more parameters, some undocumented, and the description mentions none."
+        "When the schema does not explain the parameters the description must. Describe the parameters, in the schema or in prose.";
+    P011 "invalid-input-schema" Parameters Error
+        "The input schema is missing or is not an object schema."
+        "MCP requires an object inputSchema; clients refuse or mangle other shapes.";
+    A001 "destructive-without-hint" Annotations Warning
+        "The tool deletes or overwrites, but destructiveHint is not true."
+        "Hosts ask for confirmation on destructive tools only when the hint says so. Set destructiveHint: true.";
+    A002 "read-without-read-only-hint" Annotations Warning
+        "The tool reads, but declares no readOnlyHint."
+        "Hosts can run read-only tools without asking; without the hint every call may prompt the user. Set readOnlyHint: true.";
+    A003 "write-without-idempotent-hint" Annotations Info
+        "The tool changes state, but declares no idempotentHint."
+        "Whether a retry is safe decides what an agent does after a timeout. Set idempotentHint.";
+    A004 "description-contradicts-annotations" Annotations Error
+        "The description contradicts the annotations."
+        "A read-only hint on a tool that writes (or a non-destructive hint on one that deletes) misleads hosts and models; TDQS scores behavioural transparency 1 for it. Make them agree.";
+    B001 "many-tools" Budget Info
+        "The server lists more than 25 tools."
+        "Beyond about 25 tools models start to confuse them. Consider splitting or grouping.";
+    B002 "too-many-tools" Budget Warning
+        "The server lists more than 40 tools."
+        "Beyond about 40 tools selection accuracy falls and every request carries all definitions. Split the server or expose subsets.";
+    B003 "definition-too-large" Budget Warning
+        "One tool definition is larger than 4 KiB."
+        "A large definition costs about a quarter of its bytes in tokens on every request. Trim the schema and move reference text out.";
+    B004 "tool-set-too-large" Budget Warning
+        "All definitions together are larger than 64 KiB."
+        "The whole tools/list is sent with every request. Remove unused tools or trim descriptions and schemas.";
+    M001 "instruction-override" ModelDirected Error
+        "Text asks the model to ignore or replace its instructions."
+        "A definition that rewrites the model's instructions is prompt injection, whatever the intent. Describe the tool instead.";
+    M002 "conceal-from-user" ModelDirected Error
+        "Text asks the model to hide something from the user."
+        "Asking the model to keep actions from the user is a hallmark of tool poisoning. Remove it.";
+    M003 "unconditional-tool-directive" ModelDirected Warning
+        "Text tells the model to always call a tool, first or instead of others."
+        "Unconditional directives hijack tool selection. Say when the tool helps instead ('use this when …').";
+    M004 "invisible-characters" ModelDirected Error
+        "Text contains invisible or bidirectional Unicode characters."
+        "Zero-width and bidirectional control characters hide text from reviewers that models still read. Remove them.";
+    M005 "addresses-the-judge" ModelDirected Error
+        "Text addresses whoever grades or reviews the definition."
+        "A definition that asks for a score games quality gates and never helps an agent. It lowers the static judge's score; remove it.";
+    M006 "privileged-markup" ModelDirected Warning
+        "Text imitates a system or priority channel (<IMPORTANT>, <system>, [INST])."
+        "Markup that imitates instruction channels is a common injection carrier. Use plain sentences.";
 }
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
-    pub code: String,
+    pub code: Code,
     pub slug: String,
     pub severity: Severity,
     /// The tool, or none for a server-wide finding.
@@ -248,18 +292,16 @@ struct Collector {
 impl Collector {
     fn push(
         &mut self,
-        code: &str,
+        code: Code,
         tool: Option<&str>,
         parameter: Option<&str>,
         message: String,
         suggestion: String,
         related: Vec<String>,
     ) {
-        let Some(rule) = rule(code) else {
-            unreachable!("rule {code} is not in the catalogue");
-        };
+        let rule = code.rule();
         self.findings.push(Finding {
-            code: rule.code.to_string(),
+            code: rule.code,
             slug: rule.slug.to_string(),
             severity: rule.severity,
             tool: tool.map(str::to_string),
@@ -349,13 +391,13 @@ pub fn unmentioned_subjects(f: &ToolFacts, namespace: Option<&str>) -> Vec<Strin
         .collect()
 }
 
-fn injection_code(kind: InjectionKind) -> &'static str {
+fn injection_code(kind: InjectionKind) -> Code {
     match kind {
-        InjectionKind::Override => "TDQS-M001",
-        InjectionKind::Conceal => "TDQS-M002",
-        InjectionKind::CrossTool => "TDQS-M003",
-        InjectionKind::Judge => "TDQS-M005",
-        InjectionKind::Markup => "TDQS-M006",
+        InjectionKind::Override => Code::M001,
+        InjectionKind::Conceal => Code::M002,
+        InjectionKind::CrossTool => Code::M003,
+        InjectionKind::Judge => Code::M005,
+        InjectionKind::Markup => Code::M006,
     }
 }
 
@@ -433,7 +475,7 @@ fn check_model_directed(c: &mut Collector, f: &ToolFacts) {
     }
     if !invisible.is_empty() {
         c.push(
-            "TDQS-M004",
+            Code::M004,
             t,
             None,
             format!("The name, title or description contains invisible or bidirectional characters ({}).", describe_invisible(&invisible)),
@@ -466,7 +508,7 @@ fn check_model_directed(c: &mut Collector, f: &ToolFacts) {
             .collect();
         if !hidden.is_empty() {
             c.push(
-                "TDQS-M004",
+                Code::M004,
                 t,
                 Some(&p.name),
                 format!(
@@ -492,7 +534,7 @@ fn check_naming(c: &mut Collector, f: &ToolFacts) {
             .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '.'));
     if !valid_chars {
         c.push(
-            "TDQS-N003",
+            Code::N003,
             t,
             None,
             format!("`{name}` has characters outside A–Z, a–z, 0–9, '_', '-', '.' or is empty or too long."),
@@ -502,7 +544,7 @@ fn check_naming(c: &mut Collector, f: &ToolFacts) {
     }
     if name.chars().count() > 64 {
         c.push(
-            "TDQS-N005",
+            Code::N005,
             t,
             None,
             format!("`{name}` is {} characters long.", name.chars().count()),
@@ -516,7 +558,7 @@ fn check_naming(c: &mut Collector, f: &ToolFacts) {
             .all(|tok| text::is_generic_name_word(tok))
     {
         c.push(
-            "TDQS-N002",
+            Code::N002,
             t,
             None,
             format!(
@@ -535,7 +577,7 @@ fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) 
     let t = Some(name);
     if !f.has_description() {
         c.push(
-            "TDQS-D001",
+            Code::D001,
             t,
             None,
             format!("`{name}` has no description."),
@@ -545,7 +587,7 @@ fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) 
         );
     } else if f.is_placeholder() {
         c.push(
-            "TDQS-D004",
+            Code::D004,
             t,
             None,
             format!(
@@ -557,7 +599,7 @@ fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) 
         );
     } else if f.is_tautology() {
         c.push(
-            "TDQS-D003",
+            Code::D003,
             t,
             None,
             format!(
@@ -572,7 +614,7 @@ fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) 
         let n = f.word_count();
         if n < 6 {
             c.push(
-                "TDQS-D002",
+                Code::D002,
                 t,
                 None,
                 format!(
@@ -585,7 +627,7 @@ fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) 
         }
         if n > 400 {
             c.push(
-                "TDQS-D009",
+                Code::D009,
                 t,
                 None,
                 format!("The description of `{name}` has {n} words."),
@@ -594,15 +636,15 @@ fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) 
             );
         }
         if f.cues.usage.is_none() && f.cues.contrast.is_none() && f.mentioned_siblings.is_empty() {
-            c.push("TDQS-D007", t, None, format!("No sentence of `{name}`'s description says when to use it or what to use instead."), "Add 'Use this when …' and name the sibling to use otherwise.".into(), vec![]);
+            c.push(Code::D007, t, None, format!("No sentence of `{name}`'s description says when to use it or what to use instead."), "Add 'Use this when …' and name the sibling to use otherwise.".into(), vec![]);
         }
         if !f.output.documented() && f.cues.returns.is_none() {
-            c.push("TDQS-D008", t, None, format!("`{name}` has no documented output schema and its description does not say what it returns."), "Add an outputSchema with described fields, or a 'Returns …' sentence.".into(), vec![]);
+            c.push(Code::D008, t, None, format!("`{name}` has no documented output schema and its description does not say what it returns."), "Add an outputSchema with described fields, or a 'Returns …' sentence.".into(), vec![]);
         }
         let missing = unmentioned_subjects(f, namespace);
         if !missing.is_empty() {
             c.push(
-                "TDQS-D010",
+                Code::D010,
                 t,
                 None,
                 format!(
@@ -619,14 +661,14 @@ fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) 
             );
         }
         if !f.annotations.present && f.cues.behaviour().is_empty() {
-            c.push("TDQS-D011", t, None, format!("`{name}` declares no annotations and its description says nothing of limits, side effects, permissions or cost."), "Add annotations and one sentence on side effects or limits.".into(), vec![]);
+            c.push(Code::D011, t, None, format!("`{name}` declares no annotations and its description says nothing of limits, side effects, permissions or cost."), "Add annotations and one sentence on side effects or limits.".into(), vec![]);
         }
         if !f.params.is_empty()
             && f.cues.example.is_none()
             && !f.params.iter().any(|p| p.has_example())
         {
             c.push(
-                "TDQS-D012",
+                Code::D012,
                 t,
                 None,
                 format!("Neither `{name}`'s description nor its parameters give an example value."),
@@ -647,11 +689,11 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
         } else {
             "has an inputSchema that is not an object schema"
         };
-        c.push("TDQS-P011", t, None, format!("`{name}` {what}."), "Declare inputSchema as {\"type\": \"object\", \"properties\": {…}} (an empty properties object for no arguments).".into(), vec![]);
+        c.push(Code::P011, t, None, format!("`{name}` {what}."), "Declare inputSchema as {\"type\": \"object\", \"properties\": {…}} (an empty properties object for no arguments).".into(), vec![]);
     }
     if !f.params.is_empty() && !f.has_required_list {
         c.push(
-            "TDQS-P007",
+            Code::P007,
             t,
             None,
             format!(
@@ -666,7 +708,7 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
     }
     let undocumented = f.params.iter().filter(|p| p.description.is_empty()).count();
     if f.params.len() >= 3 && undocumented > 0 && f.mentioned_params.is_empty() {
-        c.push("TDQS-P010", t, None, format!("`{name}` takes {} parameters, {undocumented} without a description, and its description mentions none of them.", f.params.len()), "Describe each parameter in the schema, or explain them in the description.".into(), vec![]);
+        c.push(Code::P010, t, None, format!("`{name}` takes {} parameters, {undocumented} without a description, and its description mentions none of them.", f.params.len()), "Describe each parameter in the schema, or explain them in the description.".into(), vec![]);
     }
     let format_words = [
         "date",
@@ -691,7 +733,7 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
         let ptoks = text::name_tokens(&p.name);
         if p.description.is_empty() {
             c.push(
-                "TDQS-P001",
+                Code::P001,
                 t,
                 pn,
                 format!("`{name}.{}` has no description.", p.name),
@@ -715,7 +757,7 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
                     && dwords.iter().all(|w| pwords.contains(w)))
             {
                 c.push(
-                    "TDQS-P002",
+                    Code::P002,
                     t,
                     pn,
                     format!(
@@ -731,7 +773,7 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
         }
         if !p.typed {
             c.push(
-                "TDQS-P005",
+                Code::P005,
                 t,
                 pn,
                 format!("`{name}.{}` has no type.", p.name),
@@ -741,7 +783,7 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
         }
         if p.untyped_object {
             c.push(
-                "TDQS-P009",
+                Code::P009,
                 t,
                 pn,
                 format!(
@@ -754,7 +796,7 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
         }
         if p.is_string() && p.enum_values.is_empty() && list_values.is_match(&p.description) {
             c.push(
-                "TDQS-P003",
+                Code::P003,
                 t,
                 pn,
                 format!(
@@ -774,16 +816,16 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
             && !p.has_pattern
             && p.enum_values.is_empty()
         {
-            c.push("TDQS-P004", t, pn, format!("`{name}.{}` looks like a date, time, email, URL or identifier but declares no format or pattern.", p.name), "Declare \"format\" (date-time, date, email, uri, uuid) or a \"pattern\".".into(), vec![]);
+            c.push(Code::P004, t, pn, format!("`{name}.{}` looks like a date, time, email, URL or identifier but declares no format or pattern.", p.name), "Declare \"format\" (date-time, date, email, uri, uuid) or a \"pattern\".".into(), vec![]);
         }
         if p.is_string() && !p.is_constrained() && !p.has_example() {
-            c.push("TDQS-P006", t, pn, format!("`{name}.{}` is a free string with no example, default, enum, pattern or format.", p.name), "Add \"examples\" or an example in its description.".into(), vec![]);
+            c.push(Code::P006, t, pn, format!("`{name}.{}` is a free string with no example, default, enum, pattern or format.", p.name), "Add \"examples\" or an example in its description.".into(), vec![]);
         }
         if p.is_boolean() {
             let words_n = text::words(&p.description).len();
             if words_n < 3 {
                 c.push(
-                    "TDQS-P008",
+                    Code::P008,
                     t,
                     pn,
                     format!("Boolean `{name}.{}` does not say what true means.", p.name),
@@ -820,7 +862,7 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
             )
         };
         c.push(
-            "TDQS-A004",
+            Code::A004,
             t,
             None,
             format!("`{name}` {why}."),
@@ -829,7 +871,7 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
         );
     } else if a.destructive == Some(false) && f.cues.destructive.is_some() {
         c.push(
-            "TDQS-A004",
+            Code::A004,
             t,
             None,
             format!(
@@ -843,7 +885,7 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
     let destructive = f.operation == Operation::Delete || f.cues.destructive.is_some();
     if destructive && a.destructive != Some(true) && a.read_only != Some(true) {
         c.push(
-            "TDQS-A001",
+            Code::A001,
             t,
             None,
             format!(
@@ -857,7 +899,7 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
     }
     if f.operation == Operation::Read && a.read_only.is_none() {
         c.push(
-            "TDQS-A002",
+            Code::A002,
             t,
             None,
             format!(
@@ -870,7 +912,7 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
     }
     if f.operation.is_write() && a.idempotent.is_none() && a.read_only != Some(true) {
         c.push(
-            "TDQS-A003",
+            Code::A003,
             t,
             None,
             format!("`{name}` changes state but declares no idempotentHint."),
@@ -886,7 +928,7 @@ fn check_budget(c: &mut Collector, f: &ToolFacts) {
     let t = Some(name);
     if f.definition_bytes > 4 * 1024 {
         c.push(
-            "TDQS-B003",
+            Code::B003,
             t,
             None,
             format!(
@@ -930,7 +972,7 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
     let n = facts.len();
     if n > 40 {
         c.push(
-            "TDQS-B002",
+            Code::B002,
             None,
             None,
             format!("The server lists {n} tools."),
@@ -939,7 +981,7 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
         );
     } else if n > 25 {
         c.push(
-            "TDQS-B001",
+            Code::B001,
             None,
             None,
             format!("The server lists {n} tools."),
@@ -950,7 +992,7 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
     let total: usize = facts.iter().map(|f| f.definition_bytes).sum();
     if total > 64 * 1024 {
         c.push(
-            "TDQS-B004",
+            Code::B004,
             None,
             None,
             format!(
@@ -984,7 +1026,7 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
             .flat_map(|(_, v)| v.clone())
             .collect();
         c.push(
-            "TDQS-N004",
+            Code::N004,
             None,
             None,
             format!("Tool names mix conventions: {summary}."),
@@ -1013,7 +1055,7 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
     for (sentence, owners) in notes {
         if owners.len() >= 3 {
             c.push(
-                "TDQS-D013",
+                Code::D013,
                 None,
                 None,
                 format!(
@@ -1042,12 +1084,7 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
     }
 
     // Catalogue order within each tool keeps output stable across rule edits.
-    let order = |code: &str| {
-        RULES
-            .iter()
-            .position(|r| r.code == code)
-            .unwrap_or(usize::MAX)
-    };
+    let order = |code: Code| code as usize;
     let tool_order: BTreeMap<&str, usize> = facts
         .iter()
         .enumerate()
@@ -1061,7 +1098,7 @@ pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Findin
                     .copied()
                     .unwrap_or(usize::MAX - 1)
             }),
-            order(&f.code),
+            order(f.code),
             f.parameter.clone(),
             f.related.clone(),
         )
@@ -1078,11 +1115,11 @@ mod tests {
         let mut seen = BTreeSet::new();
         for r in RULES {
             assert!(seen.insert(r.code), "duplicate {}", r.code);
-            assert!(
-                r.code.starts_with("TDQS-") && r.code.len() == 9,
-                "{}",
-                r.code
-            );
+            let text = r.code.as_str();
+            assert!(text.starts_with("TDQS-") && text.len() == 9, "{text}");
+            // The catalogue is in code order, so a code's position is its index.
+            assert_eq!(RULES[r.code as usize].code, r.code);
+            assert_eq!(Code::parse(text), Some(r.code));
             assert!(!r.help.is_empty() && !r.title.is_empty());
         }
     }

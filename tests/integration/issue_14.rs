@@ -69,7 +69,7 @@ fn issue_14_item_2_read_only_reference_tools_are_not_contradictions() {
         let a004: Vec<&str> = report
             .findings
             .iter()
-            .filter(|f| f.code == "TDQS-A004")
+            .filter(|f| f.code == tdqs_gate::lint::rules::Code::A004)
             .map(|f| f.message.as_str())
             .collect();
         assert!(a004.is_empty(), "{name}: {a004:?}");
@@ -80,15 +80,24 @@ fn issue_14_item_2_read_only_reference_tools_are_not_contradictions() {
         "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}),
     ];
     let report = lint::lint_tools(None, None, &tools, &LintConfig::default());
-    assert!(report.findings.iter().any(|f| f.code == "TDQS-A004"));
+    assert!(report
+        .findings
+        .iter()
+        .any(|f| f.code == tdqs_gate::lint::rules::Code::A004));
 }
 
 #[test]
 fn issue_14_item_2_silently_disclosed_is_no_concealment() {
     let report = lint_corpus("filesystem");
-    assert!(!report.findings.iter().any(|f| f.code == "TDQS-M002"));
+    assert!(!report
+        .findings
+        .iter()
+        .any(|f| f.code == tdqs_gate::lint::rules::Code::M002));
     let report = lint_corpus("gitlab");
-    assert!(!report.findings.iter().any(|f| f.code == "TDQS-M002"));
+    assert!(!report
+        .findings
+        .iter()
+        .any(|f| f.code == tdqs_gate::lint::rules::Code::M002));
 }
 
 #[test]
@@ -110,9 +119,12 @@ fn issue_14_item_2_generated_titles_are_not_parameter_descriptions() {
         .to_string();
     assert!(!why.contains("100%"), "{why}");
     let report = lint_corpus("git");
-    assert!(report.findings.iter().any(|f| f.code == "TDQS-P001"
-        && f.tool.as_deref() == Some("git_status")
-        && f.parameter.as_deref() == Some("repo_path")));
+    assert!(report
+        .findings
+        .iter()
+        .any(|f| f.code == tdqs_gate::lint::rules::Code::P001
+            && f.tool.as_deref() == Some("git_status")
+            && f.parameter.as_deref() == Some("repo_path")));
 }
 
 #[test]
@@ -157,7 +169,7 @@ fn issue_14_item_3_large_server_output_stays_under_100_kb_and_names_every_pair()
     let notes = report
         .findings
         .iter()
-        .filter(|f| f.code == "TDQS-D013")
+        .filter(|f| f.code == tdqs_gate::lint::rules::Code::D013)
         .count();
     assert!((1..=20).contains(&notes), "{notes} repeated-note findings");
 }
@@ -181,7 +193,7 @@ fn issue_14_item_3_a_template_shared_by_many_tools_is_one_finding() {
     let d005: Vec<&lint::Finding> = report
         .findings
         .iter()
-        .filter(|f| f.code == "TDQS-D005")
+        .filter(|f| f.code == tdqs_gate::lint::rules::Code::D005)
         .collect();
     assert_eq!(d005.len(), 1, "one group finding, not 499,500 pairs");
     assert_eq!(
@@ -295,7 +307,10 @@ fn issue_14_item_5_text_addressed_to_the_judge_lowers_never_raises_the_static_sc
         assert!(score < base, "{aimed:?}: {score} is not below {base}");
         let report = lint::lint_tools(None, None, &[gamed], &LintConfig::default());
         assert!(
-            report.findings.iter().any(|f| f.code == "TDQS-M005"),
+            report
+                .findings
+                .iter()
+                .any(|f| f.code == tdqs_gate::lint::rules::Code::M005),
             "{aimed:?} is not reported as addressing the judge"
         );
     }
@@ -303,7 +318,10 @@ fn issue_14_item_5_text_addressed_to_the_judge_lowers_never_raises_the_static_sc
     for name in REFERENCE_SERVERS.iter().copied().chain(["gitlab"]) {
         let report = lint_corpus(name);
         assert!(
-            !report.findings.iter().any(|f| f.code == "TDQS-M005"),
+            !report
+                .findings
+                .iter()
+                .any(|f| f.code == tdqs_gate::lint::rules::Code::M005),
             "{name}"
         );
     }

@@ -35,7 +35,11 @@ fn report(name: &str, config: &LintConfig) -> LintReport {
 }
 
 fn codes(report: &LintReport) -> BTreeSet<String> {
-    report.findings.iter().map(|f| f.code.clone()).collect()
+    report
+        .findings
+        .iter()
+        .map(|f| f.code.as_str().to_string())
+        .collect()
 }
 
 fn toml_lint(text: &str) -> Option<toml::Value> {
@@ -141,8 +145,7 @@ fn careful_server_has_no_errors_and_outscores_the_careless_one() {
 fn every_finding_names_a_catalogued_rule_and_a_suggestion() {
     for name in ["careful", "careless"] {
         for f in &report(name, &LintConfig::default()).findings {
-            let rule =
-                lint::rules::rule(&f.code).unwrap_or_else(|| panic!("unknown code {}", f.code));
+            let rule = f.code.rule();
             assert_eq!(rule.slug, f.slug);
             assert!(
                 !f.suggestion.trim().is_empty(),
@@ -303,10 +306,13 @@ fn config_relevels_and_disables_codes() {
     assert!(r
         .findings
         .iter()
-        .filter(|f| f.code == "TDQS-P006")
+        .filter(|f| f.code == tdqs_gate::lint::rules::Code::P006)
         .all(|f| f.severity == Severity::Error));
-    assert!(r.findings.iter().any(|f| f.code == "TDQS-P006"));
-    assert_eq!(r.disabled, vec!["TDQS-D001".to_string()]);
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.code == tdqs_gate::lint::rules::Code::P006));
+    assert_eq!(r.disabled, vec![lint::rules::Code::D001]);
     assert_eq!(config.fail_on, Some(FailOn::Warning));
     let sarif: Value = serde_json::from_str(&lint::render_sarif(&r)).expect("json");
     let rule_ids: Vec<&str> = sarif["runs"][0]["tool"]["driver"]["rules"]
@@ -361,7 +367,7 @@ fn findings_for(tools: &[Value], code: &str) -> Vec<String> {
     lint::lint_tools(None, None, tools, &LintConfig::default())
         .findings
         .into_iter()
-        .filter(|f| f.code == code)
+        .filter(|f| f.code.as_str() == code)
         .map(|f| f.message)
         .collect()
 }
@@ -481,7 +487,8 @@ fn invisible_characters_in_parameters_are_found() {
     assert!(f
         .findings
         .iter()
-        .any(|f| f.code == "TDQS-M004" && f.parameter.as_deref() == Some("to")));
+        .any(|f| f.code == tdqs_gate::lint::rules::Code::M004
+            && f.parameter.as_deref() == Some("to")));
 }
 
 // ---------------------------------------------------------------------------------------------
