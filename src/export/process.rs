@@ -986,19 +986,10 @@ mod tests {
 
     fn alive_in_group(pgid: i32) -> bool {
         // Zombies do not count: they are dead, merely not reaped yet.
-        std::fs::read_dir("/proc")
-            .expect("/proc")
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-            .any(|pid| {
-                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                    return false;
-                };
-                let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-                    return false;
-                };
-                let fields: Vec<&str> = rest.split_whitespace().collect();
-                fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
-            })
+        crate::platform::procfs::processes()
+            .into_iter()
+            .filter_map(|(pid, _)| crate::platform::procfs::stat(pid))
+            .any(|stat| stat.state != "Z" && stat.pgrp == pgid)
     }
 
     // The only test in this crate that starts a server process, because `kill_live_groups`

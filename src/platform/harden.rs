@@ -157,33 +157,13 @@ pub fn end_orphans() -> Vec<String> {
 /// Direct children of `parent` as `(pid, is_zombie)`, read from `/proc`.
 #[cfg(target_os = "linux")]
 fn children_of(parent: u32) -> Vec<(u32, bool)> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid ...`; comm may contain spaces and parentheses.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let ppid: u32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if ppid == parent {
-            out.push((pid, state == "Z" || state == "X"));
-        }
-    }
-    out
+    super::procfs::processes()
+        .into_iter()
+        .filter_map(|(pid, _)| {
+            let stat = super::procfs::stat(pid)?;
+            (stat.ppid == parent).then(|| (pid, stat.is_zombie()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

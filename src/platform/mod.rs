@@ -9,4 +9,5 @@ pub mod harden;
 pub mod http_client;
 pub mod ownership;
 pub mod path_search;
+pub mod procfs;
 pub mod safe_file;

@@ -189,23 +189,13 @@ pub fn processes_inside(dir: &Path) -> Vec<FoundProcess> {
         let Ok(dir) = dir.canonicalize() else {
             return found;
         };
-        let Ok(entries) = fs::read_dir("/proc") else {
-            return found;
-        };
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let in_cwd = fs::read_link(entry.path().join("cwd"))
+        for (pid, folder) in super::procfs::processes() {
+            let in_cwd = fs::read_link(folder.join("cwd"))
                 .map(|cwd| cwd.starts_with(&dir))
                 .unwrap_or(false);
             // A server's temporary home is its HOME (and XDG folders), not its working folder.
             let in_env = || {
-                let Ok(environ) = fs::read(entry.path().join("environ")) else {
+                let Ok(environ) = fs::read(folder.join("environ")) else {
                     return false;
                 };
                 let prefix = dir.as_os_str().as_encoded_bytes();
