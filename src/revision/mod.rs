@@ -285,26 +285,15 @@ impl Repo {
             Ok(head) if head.is_branch() => head.shorthand().map(str::to_string),
             _ => None,
         };
-        let mut options = git2::StatusOptions::new();
-        options
-            .include_untracked(true)
-            .recurse_untracked_dirs(false)
-            .include_ignored(false)
-            .exclude_submodules(true);
         let changed_paths = if self.repo.is_bare() {
             0
         } else {
-            self.repo
-                .statuses(Some(&mut options))
-                .map_err(|e| {
-                    Error::new(
-                        Stage::Revision,
-                        format!("cannot read the working tree's status: {}", e.message()),
-                    )
-                })?
-                .iter()
-                .filter(|entry| entry.status() != git2::Status::CURRENT)
-                .count()
+            count_changed_paths(&self.repo).map_err(|e| {
+                Error::new(
+                    Stage::Revision,
+                    format!("cannot read the working tree's status: {}", e.message()),
+                )
+            })?
         };
         Ok(WorkingTreeState {
             commit: self.head_commit(),
@@ -346,6 +335,24 @@ fn open_error(start: &Path, err: git2::Error) -> Error {
         )
         .with_advice("check that --repo points into a readable git repository"),
     }
+}
+
+/// Paths whose status differs from HEAD: modified, staged, deleted or untracked (ignored files
+/// and submodules do not count). Reading status does not write the index.
+pub(crate) fn count_changed_paths(
+    repo: &git2::Repository,
+) -> std::result::Result<usize, git2::Error> {
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    Ok(repo
+        .statuses(Some(&mut options))?
+        .iter()
+        .filter(|entry| entry.status() != git2::Status::CURRENT)
+        .count())
 }
 
 #[cfg(test)]

@@ -431,20 +431,7 @@ fn changed_paths(folder: &Path) -> usize {
     let Ok(repo) = git2::Repository::open(folder) else {
         return 0;
     };
-    let mut options = git2::StatusOptions::new();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(false)
-        .include_ignored(false)
-        .exclude_submodules(true);
-    repo.statuses(Some(&mut options))
-        .map(|statuses| {
-            statuses
-                .iter()
-                .filter(|entry| entry.status() != git2::Status::CURRENT)
-                .count()
-        })
-        .unwrap_or(0)
+    super::count_changed_paths(&repo).unwrap_or(0)
 }
 
 /// The folder a leftover entry owns: the one its `gitdir` file names, provided it is named
