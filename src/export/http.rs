@@ -367,6 +367,33 @@ fn is_json(data: &[u8]) -> bool {
         })
 }
 
+/// One read from a response body.
+enum Chunk<B> {
+    Data(B),
+    End,
+    /// The transport failed; the fault was already sent to the reader.
+    Failed,
+}
+
+/// The next piece of `response`'s body; a transport error is sent on `tx` as the body's fault.
+async fn next_chunk(
+    response: &mut reqwest::Response,
+    tx: &mpsc::Sender<Result<Vec<u8>, HttpFault>>,
+) -> Chunk<impl std::ops::Deref<Target = [u8]>> {
+    match response.chunk().await {
+        Ok(Some(chunk)) => Chunk::Data(chunk),
+        Ok(None) => Chunk::End,
+        Err(err) => {
+            let _ = tx
+                .send(Err(HttpFault::Body {
+                    err: error_chain(&err),
+                }))
+                .await;
+            Chunk::Failed
+        }
+    }
+}
+
 async fn read_json_body(
     mut response: reqwest::Response,
     tx: mpsc::Sender<Result<Vec<u8>, HttpFault>>,
@@ -374,23 +401,16 @@ async fn read_json_body(
 ) {
     let mut body: Vec<u8> = Vec::new();
     loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
+        match next_chunk(&mut response, &tx).await {
+            Chunk::Data(chunk) => {
                 if body.len() + chunk.len() > limit {
                     let _ = tx.send(Err(HttpFault::Oversize { limit })).await;
                     return;
                 }
                 body.extend_from_slice(&chunk);
             }
-            Ok(None) => break,
-            Err(err) => {
-                let _ = tx
-                    .send(Err(HttpFault::Body {
-                        err: error_chain(&err),
-                    }))
-                    .await;
-                return;
-            }
+            Chunk::End => break,
+            Chunk::Failed => return,
         }
     }
     let item = if is_json(&body) {
@@ -421,17 +441,9 @@ async fn read_events(
 ) {
     let mut parser = SseParser::new(limit);
     loop {
-        let chunk = match response.chunk().await {
-            Ok(Some(chunk)) => chunk,
-            Ok(None) => return,
-            Err(err) => {
-                let _ = tx
-                    .send(Err(HttpFault::Body {
-                        err: error_chain(&err),
-                    }))
-                    .await;
-                return;
-            }
+        let chunk = match next_chunk(&mut response, &tx).await {
+            Chunk::Data(chunk) => chunk,
+            Chunk::End | Chunk::Failed => return,
         };
         let events = match parser.push(&chunk) {
             Ok(events) => events,
