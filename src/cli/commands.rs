@@ -273,7 +273,11 @@ fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
     if let Some(w) = &outcome.written {
         say(
             verbosity,
-            &format!("tdqs-gate: report written to {}", w.json.display()),
+            &format!(
+                "tdqs-gate: report written to {} (page to open: {})",
+                w.json.display(),
+                w.html.display()
+            ),
         );
     }
     if let Some(e) = &outcome.report_error {

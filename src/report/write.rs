@@ -7,6 +7,7 @@ use crate::platform::atomic::write_atomically;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::redact::redact;
 
+use tdqs_core::report::html::{self, REPORT_HTML};
 use tdqs_core::report::markdown;
 use tdqs_core::report::{Report, REPORT_JSON, REPORT_MARKDOWN};
 
@@ -33,6 +34,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 pub struct Written {
     pub json: PathBuf,
     pub markdown: PathBuf,
+    pub html: PathBuf,
     pub markdown_text: String,
 }
 
@@ -89,7 +91,7 @@ pub fn remove_stale(dir: &Path) {
     if check_report_dir(dir).is_err() {
         return;
     }
-    for name in [REPORT_JSON, REPORT_MARKDOWN] {
+    for name in [REPORT_JSON, REPORT_MARKDOWN, REPORT_HTML] {
         let _ = std::fs::remove_file(dir.join(name));
     }
 }
@@ -122,10 +124,10 @@ fn staged(dir: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
     Ok(tmp)
 }
 
-/// Writes `tool-definition-score.json` and `tool-definition-score.md` into `dir`, as a pair:
-/// both are staged in full first, then moved into place; if either cannot be written, neither
-/// report file is left (an older pair is removed too), so the files never disagree with each
-/// other or with the exit code.
+/// Writes `tool-definition-score.json`, `tool-definition-score.md` and
+/// `tool-definition-score.html` into `dir`, as a set: all are staged in full first, then moved
+/// into place; if any cannot be written, no report file is left (an older set is removed too),
+/// so the files never disagree with each other or with the exit code.
 pub fn write_report(dir: &Path, report: &Report) -> Result<Written, Error> {
     let result = write_pair(dir, report);
     if result.is_err() {
@@ -138,7 +140,9 @@ fn write_pair(dir: &Path, report: &Report) -> Result<Written, Error> {
     check_report_dir(dir)?;
     let json = dir.join(REPORT_JSON);
     let md_path = dir.join(REPORT_MARKDOWN);
+    let html_path = dir.join(REPORT_HTML);
     let markdown_text = redact(&markdown::render(report));
+    let html_text = redact(&html::render(report));
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::io(Stage::Report, format!("cannot create {}", dir.display()), e)
             .with_advice("choose a writable folder with --report-dir")
@@ -146,7 +150,16 @@ fn write_pair(dir: &Path, report: &Report) -> Result<Written, Error> {
     check_report_dir(dir)?;
     let json_tmp = staged(dir, to_json(report)?.as_bytes())?;
     let md_tmp = staged(dir, markdown_text.as_bytes())?;
-    // A rename replaces a link at the destination instead of writing through it.
+    let html_tmp = staged(dir, html_text.as_bytes())?;
+    // A rename replaces a link at the destination instead of writing through it. The JSON goes
+    // last: a reader that finds it finds the other two of the same run.
+    html_tmp.persist(&html_path).map_err(|e| {
+        Error::io(
+            Stage::Report,
+            format!("cannot move the report into {}", html_path.display()),
+            e.error,
+        )
+    })?;
     md_tmp.persist(&md_path).map_err(|e| {
         Error::io(
             Stage::Report,
@@ -164,6 +177,7 @@ fn write_pair(dir: &Path, report: &Report) -> Result<Written, Error> {
     Ok(Written {
         json,
         markdown: md_path,
+        html: html_path,
         markdown_text,
     })
 }

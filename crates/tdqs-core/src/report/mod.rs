@@ -1,10 +1,11 @@
 //! The report: its data model ([`model`]), the causes of a fall ([`causes`]), the Markdown
-//! summary ([`markdown`]) and the plain-text rendering of one scored side ([`text`]). Writing the
-//! files is the engine's business.
+//! summary ([`markdown`]), the self-contained HTML page ([`html`]) and the plain-text rendering
+//! of one scored side ([`text`]). Writing the files is the engine's business.
 
 pub mod badge;
 pub mod causes;
 pub mod changed;
+pub mod html;
 pub mod markdown;
 pub mod md_escape;
 pub mod model;
