@@ -6,6 +6,7 @@ mod digest;
 mod export;
 mod gate;
 mod hardening;
+mod html_report;
 mod http_export;
 mod http_gate;
 mod http_judges;

@@ -26,7 +26,11 @@ const SERVICE_TOKEN: &str = "canary-service-token-0010";
 
 fn all_text_of(run: &Run) -> String {
     let mut text = format!("{}\n{}", run.stdout, run.stderr);
-    for name in ["tool-definition-score.json", "tool-definition-score.md"] {
+    for name in [
+        "tool-definition-score.json",
+        "tool-definition-score.md",
+        "tool-definition-score.html",
+    ] {
         if let Ok(file) = std::fs::read_to_string(run.report_dir.join(name)) {
             text.push_str(&file);
         }

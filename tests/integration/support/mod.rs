@@ -2,6 +2,7 @@
 // Each test module uses a different subset of the helpers.
 #![allow(dead_code)]
 
+pub mod chromium;
 pub mod gitrepo;
 pub mod skips;
 

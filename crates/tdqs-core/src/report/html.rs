@@ -82,6 +82,24 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Turns `` `name` `` spans of already escaped text into code elements (the reasons quote tool
+/// names that way); an unpaired backtick stays as it is.
+fn inline_code(escaped: &str) -> String {
+    let parts: Vec<&str> = escaped.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return escaped.to_string();
+    }
+    let mut out = String::with_capacity(escaped.len() + parts.len() * 8);
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 fn base64(bytes: &[u8]) -> String {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -194,7 +212,11 @@ pub fn render_server_section(report: &Report) -> String {
         "<h2><span class=\"verdict verdict-{verdict}\">{}</span>{name}</h2>",
         report.decision
     );
-    let _ = writeln!(out, "<p class=\"reason\">{}</p>", escape(&report.reason));
+    let _ = writeln!(
+        out,
+        "<p class=\"reason\">{}</p>",
+        inline_code(&escape(&report.reason))
+    );
     if let Some(error) = &report.error {
         let _ = writeln!(
             out,
@@ -371,7 +393,6 @@ fn render_decision(out: &mut String, report: &Report) {
             let _ = writeln!(out, "</tbody>\n</table>");
         }
     }
-    let _ = writeln!(out, "<p class=\"reason\">{}</p>", escape(&report.reason));
 }
 
 /// The tools the charts draw, in order: fallen tools (costliest first), then tools whose score or
@@ -925,6 +946,15 @@ mod tests {
             escape("<script>a&b</style>\"'\u{1}"),
             "&lt;script&gt;a&amp;b&lt;/style&gt;&quot;&#39;\u{fffd}"
         );
+    }
+
+    #[test]
+    fn inline_code_pairs_backticks_only() {
+        assert_eq!(
+            inline_code("tools `a` and `b&amp;`"),
+            "tools <code>a</code> and <code>b&amp;</code>"
+        );
+        assert_eq!(inline_code("one ` alone"), "one ` alone");
     }
 
     #[test]
