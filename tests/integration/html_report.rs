@@ -34,9 +34,12 @@ fn block_setup(description: &str) -> Setup {
 fn pass_setup() -> Setup {
     let setup = Setup::new(&base_tools());
     setup.set_head(&with_description(&base_tools(), "close_issue", BETTER));
-    setup
-        .fake
-        .control(script(vec![tool_rule("close_issue", Some(BETTER), None, 5)]));
+    setup.fake.control(script(vec![tool_rule(
+        "close_issue",
+        Some(BETTER),
+        None,
+        5,
+    )]));
     setup
 }
 
@@ -152,7 +155,10 @@ fn check_common(page: &Value, report: &Value, what: &str) {
         "{what}"
     );
     // The inline style applied: its hash in the policy is right.
-    assert!(page["styleRules"].as_u64().unwrap() > 10, "{what}: {page:#}");
+    assert!(
+        page["styleRules"].as_u64().unwrap() > 10,
+        "{what}: {page:#}"
+    );
     let colour = match report["decision"].as_str().unwrap() {
         "pass" => "rgb(26, 127, 55)",
         _ => "rgb(207, 34, 46)",
@@ -205,7 +211,10 @@ fn issue_17_html_report_renders_in_headless_chromium() {
             assert_eq!(page["bars"], 8, "{what}: {page:#}");
             assert_eq!(page["heatMaps"], 1, "{what}: {page:#}");
             assert_eq!(page["cells"], 24, "{what}: {page:#}");
-            assert!(page["barsBox"].as_f64().unwrap() > 100.0, "{what}: {page:#}");
+            assert!(
+                page["barsBox"].as_f64().unwrap() > 100.0,
+                "{what}: {page:#}"
+            );
         }
         if what == "block" {
             assert_eq!(page["fellBars"], 1, "{page:#}");
@@ -218,7 +227,11 @@ fn issue_17_html_report_renders_in_headless_chromium() {
             .filter(|e| e["method"] == "Network.requestWillBeSent")
             .map(|e| e["params"]["request"]["url"].as_str().unwrap_or(""))
             .collect();
-        assert_eq!(requests, vec![url.as_str()], "{what}: only the page itself loads");
+        assert_eq!(
+            requests,
+            vec![url.as_str()],
+            "{what}: only the page itself loads"
+        );
         let problems: Vec<String> = browser.problems();
         assert!(problems.is_empty(), "{what}: {problems:#?}");
     }

@@ -307,26 +307,12 @@ fn getting_started_blocks(name: &str) -> Vec<String> {
     blocks
 }
 
-#[test]
-fn issue_17_getting_started_python_commands_run_as_written() {
-    let blocks = getting_started_blocks("python");
+/// Runs the `NAME` blocks of docs/getting-started.md in `setup`'s repository, in order, as bash
+/// with `-euo pipefail`, with the binary under test as `tdqs-gate` on PATH; returns each block's
+/// standard output. Every block must succeed.
+fn run_getting_started(name: &str, setup: &Setup) -> Vec<String> {
+    let blocks = getting_started_blocks(name);
     assert_eq!(blocks.len(), 2, "{blocks:?}");
-    // "Your server": the bundled example, committed without a tdqs-gate.toml.
-    let setup = Setup::new(&base_tools());
-    let example = manifest_dir().join("../examples/issue-tracker");
-    std::fs::remove_file(setup.repo.path.join("tdqs-gate.toml")).unwrap();
-    std::fs::copy(
-        example.join("careless.json"),
-        setup.repo.path.join("careless.json"),
-    )
-    .unwrap();
-    std::fs::copy(
-        example.join("careful.json"),
-        setup.repo.path.join("tools.json"),
-    )
-    .unwrap();
-    setup.repo.commit_all("the server");
-    // `tdqs-gate` on PATH is the binary under test.
     let bin = setup.work().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink(GATE, bin.join("tdqs-gate")).unwrap();
@@ -364,6 +350,12 @@ fn issue_17_getting_started_python_commands_run_as_written() {
         );
         outputs.push(stdout);
     }
+    outputs
+}
+
+/// The first block passes with no model call; the careless edit blocks with the static judge,
+/// and the report folder holds the summary and the HTML page.
+fn assert_walkthrough(setup: &Setup, outputs: &[String]) {
     assert!(outputs[0].starts_with("PASS: "), "{}", outputs[0]);
     assert!(outputs[1].contains("BLOCK: "), "{}", outputs[1]);
     assert!(outputs[1].contains("exit code 1"), "{}", outputs[1]);
@@ -372,4 +364,76 @@ fn issue_17_getting_started_python_commands_run_as_written() {
         "the summary says which judge: {}",
         outputs[1]
     );
+    let html = setup
+        .repo
+        .path
+        .join(".tool-definition-score/tool-definition-score.html");
+    assert!(html.is_file(), "the doc names {}", html.display());
+}
+
+#[test]
+fn issue_17_getting_started_python_commands_run_as_written() {
+    // "Your server": the bundled example, committed without a tdqs-gate.toml.
+    let setup = Setup::new(&base_tools());
+    let example = manifest_dir().join("../examples/issue-tracker");
+    std::fs::remove_file(setup.repo.path.join("tdqs-gate.toml")).unwrap();
+    std::fs::copy(
+        example.join("careless.json"),
+        setup.repo.path.join("careless.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        example.join("careful.json"),
+        setup.repo.path.join("tools.json"),
+    )
+    .unwrap();
+    setup.repo.commit_all("the server");
+    let outputs = run_getting_started("python", &setup);
+    assert_walkthrough(&setup, &outputs);
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
+}
+
+#[test]
+fn issue_17_getting_started_node_commands_run_as_written() {
+    if !on_path("node") || !on_path("npm") {
+        crate::support::skips::skip(
+            "node and npm are not installed (the Node walkthrough needs them)",
+        );
+        return;
+    }
+    // "Your server": the bundled Node example (its .gitignore keeps node_modules/ and dist/ out),
+    // committed without a tdqs-gate.toml.
+    let setup = Setup::new(&base_tools());
+    for name in ["tdqs-gate.toml", "server.py", "tools.json"] {
+        std::fs::remove_file(setup.repo.path.join(name)).unwrap();
+    }
+    let example = manifest_dir().join("../examples/issue-tracker-node");
+    for name in [
+        ".gitignore",
+        "package.json",
+        "package-lock.json",
+        "build.js",
+        "src/index.js",
+        "tools.json",
+        "careless.json",
+    ] {
+        let to = setup.repo.path.join(name);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(example.join(name), &to).unwrap();
+    }
+    setup.repo.commit_all("the server");
+    let outputs = run_getting_started("node", &setup);
+    assert_walkthrough(&setup, &outputs);
+    // Both sides were installed and built elsewhere: the user's tree got no node_modules/ or
+    // dist/ from the gate.
+    for built in ["node_modules", "dist"] {
+        assert!(
+            !setup.repo.path.join(built).exists(),
+            "the gate changed the working tree: {built}/"
+        );
+    }
 }

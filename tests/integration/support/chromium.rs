@@ -169,7 +169,9 @@ impl Browser {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.from_browser.recv_timeout(left) {
             Ok(v) => v,
-            Err(RecvTimeoutError::Timeout) => panic!("the browser did not answer\n{}", self.describe()),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("the browser did not answer\n{}", self.describe())
+            }
             Err(RecvTimeoutError::Disconnected) => {
                 panic!("the browser closed its pipe\n{}", self.describe())
             }
@@ -282,7 +284,12 @@ impl Browser {
         self.events
             .iter()
             .filter(|e| e["method"] == "Network.requestWillBeSent")
-            .map(|e| e["params"]["request"]["url"].as_str().unwrap_or("").to_string())
+            .map(|e| {
+                e["params"]["request"]["url"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
             .collect()
     }
 
@@ -325,7 +332,10 @@ pub fn processes_mentioning(needle: &str) -> Vec<String> {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {

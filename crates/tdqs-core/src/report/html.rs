@@ -172,7 +172,10 @@ fn short(commit: &Option<String>) -> String {
 fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
     match (revision.as_deref(), commit) {
         (Some(crate::export::WORKING_TREE_LABEL), Some(_)) => {
-            format!("the working tree (on <code>{}</code>)", escape(&short(commit)))
+            format!(
+                "the working tree (on <code>{}</code>)",
+                escape(&short(commit))
+            )
         }
         (Some(r), Some(_)) => format!(
             "<code>{}</code> (<code>{}</code>)",
@@ -397,11 +400,7 @@ fn render_decision(out: &mut String, report: &Report) {
 
 /// The tools the charts draw, in order: fallen tools (costliest first), then tools whose score or
 /// definition differs, then (on a small server) the rest, each group by name.
-fn drawn_tools<'a>(
-    report: &'a Report,
-    first: &'a Pair,
-    fallen: &BTreeSet<&str>,
-) -> Drawn<'a> {
+fn drawn_tools<'a>(report: &'a Report, first: &'a Pair, fallen: &BTreeSet<&str>) -> Drawn<'a> {
     let changed: BTreeSet<&str> = report
         .changes
         .iter()
@@ -513,7 +512,10 @@ fn label(name: &str) -> String {
 
 /// Base against head TDQS per tool (first pair), as horizontal bars on a 0–5 axis.
 fn render_bars(out: &mut String, first: &Pair, drawn: &Drawn, fallen: &BTreeSet<&str>) {
-    let _ = writeln!(out, "<h3>TDQS per tool, base against head (first pair)</h3>");
+    let _ = writeln!(
+        out,
+        "<h3>TDQS per tool, base against head (first pair)</h3>"
+    );
     const LABEL_W: u32 = 230;
     const BAR_W: f64 = 400.0;
     const ROW_H: u32 = 34;
@@ -748,11 +750,7 @@ fn render_change(out: &mut String, change: &ToolChange) {
                 .iter()
                 .map(|f| format!("<code>{}</code>", escape(f)))
                 .collect();
-            let _ = writeln!(
-                out,
-                "<p class=\"{class}\">{what}: {}</p>",
-                names.join(", ")
-            );
+            let _ = writeln!(out, "<p class=\"{class}\">{what}: {}</p>", names.join(", "));
         }
     }
 }
