@@ -9,7 +9,7 @@ real, hashed exports), then measures wall time and peak RSS (`/usr/bin/time -v`)
   score static   tdqs-gate score --judge static --export A
   gate           tdqs-gate --base-export A --head-export B --judge static   (B: one tool changed)
 
-and the size of the gate's JSON and Markdown report. Targets (issue 14): 1,000 tools, lint and
+and the size of the gate's JSON, Markdown and HTML report. Targets (issue 14): 1,000 tools, lint and
 score each <= 1 s and <= 100 MB; 10,000 tools <= 10 s and <= 500 MB; the gate on two 10,000-tool
 exports <= 15 s and <= 1 GB, with a report that grows with the change, not the server.
 
@@ -125,7 +125,8 @@ def main():
             code, s, mb, out = timed([GATE, "--base-export", base, "--head-export", head,
                                       "--judge", "static", "--report-dir", report], work)
             sizes_out = []
-            for fname in ("tool-definition-score.json", "tool-definition-score.md"):
+            for fname in ("tool-definition-score.json", "tool-definition-score.md",
+                          "tool-definition-score.html"):
                 p = os.path.join(report, fname)
                 if os.path.exists(p):
                     sizes_out.append(f"{fname.split('.')[-1]} {os.path.getsize(p)} bytes")

@@ -967,6 +967,8 @@ fn unchanged_definitions_pass_without_a_token_and_post_the_sticky_comment() {
     let uploaded = run.artifacts.join("tool-definition-score");
     assert!(uploaded.join("tool-definition-score.json").is_file());
     assert!(uploaded.join("tool-definition-score.md").is_file());
+    // The HTML page travels in the same artifact.
+    assert!(uploaded.join("tool-definition-score.html").is_file());
     // No model was needed: the fake CLI was never asked a question.
     assert!(claude.runs().iter().all(|r| r["kind"] != "call"));
     // The given CLI folder is used as is (no npm install).
