@@ -1837,6 +1837,7 @@ fn the_action_scripts_pass_shellcheck() {
             "action/entrypoint.sh",
             "tests/fixtures/action/make-repos.sh",
             "tests/setup/actionlint.sh",
+            "tests/setup/chromium.sh",
         ])
         .current_dir(&root)
         .output()

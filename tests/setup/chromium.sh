@@ -2,14 +2,16 @@
 # Installs the distribution's `chromium` package for the HTML report's browser test
 # (tests/integration/html_report.rs), which opens the report in headless Chromium over the
 # Chrome DevTools Protocol. Browser builds from vendors' sites are not used: only the system
-# package registry (Debian and Ubuntu: apt-get). Idempotent: nothing is installed when a
-# `chromium` (or `chromium-browser`) is already on PATH. Prints the browser's path and version.
+# package registry (Debian: apt-get). Idempotent: nothing is installed when a `chromium`,
+# `chromium-browser` or `google-chrome` is already on PATH. Prints the browser's path and version.
 #
 # Needs root or a password-less sudo to install; without either it says what to run and fails.
 set -euo pipefail
 
+# A Chrome already installed (as on GitHub's hosted runners) speaks the same protocol.
 find_browser() {
-    command -v chromium 2>/dev/null || command -v chromium-browser 2>/dev/null || true
+    command -v chromium 2>/dev/null || command -v chromium-browser 2>/dev/null ||
+        command -v google-chrome 2>/dev/null || command -v google-chrome-stable 2>/dev/null || true
 }
 
 browser="$(find_browser)"

@@ -17,14 +17,23 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-/// The Chromium to drive: `TDQS_GATE_CHROMIUM`, else `chromium` or `chromium-browser` on PATH.
+/// The Chromium to drive: `TDQS_GATE_CHROMIUM`, else `chromium`, `chromium-browser` or
+/// `google-chrome` on PATH (the names `tests/setup/chromium.sh` looks for).
 pub fn find() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TDQS_GATE_CHROMIUM").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(p));
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
-        .flat_map(|dir| [dir.join("chromium"), dir.join("chromium-browser")])
+        .flat_map(|dir| {
+            [
+                "chromium",
+                "chromium-browser",
+                "google-chrome",
+                "google-chrome-stable",
+            ]
+            .map(|name| dir.join(name))
+        })
         .find(|p| p.is_file())
 }
 
