@@ -72,7 +72,11 @@ fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
     Ok(ServerOptions {
         command: args.command.clone(),
         url: args.url.clone(),
-        server: args.server.clone(),
+        server: match args.server.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        },
+        servers: args.server.clone(),
         timeout: args.timeout.map(Duration::from_secs),
         max_message_bytes: args.max_message_bytes,
         max_listing_bytes: args.max_listing_bytes,
