@@ -487,6 +487,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
         Ok(report) => Outcome {
             verdict: report.decision,
             report: Some(report),
+            monorepo: None,
             written: None,
             error: None,
             report_error: None,
@@ -494,6 +495,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
         Err(e) => Outcome {
             verdict: Verdict::Invalid,
             report: None,
+            monorepo: None,
             written: None,
             error: Some(e),
             report_error: None,
