@@ -197,29 +197,8 @@ async fn one_server(
     secrets: &[String],
     judge: &mut JudgeSlot,
 ) -> Result<super::Decided, Error> {
-    let (plan, probe, decision) =
-        sides::plan_with(target.config.as_ref(), config_root, &target.server, secrets)?;
-    if let Some(url) = plan.fixed_url() {
-        return Err(sides::fixed_url_error(url, plan.origin()));
-    }
-    let blind = plan.blind_to_tree(&head.root);
-    let export_both = || async {
-        let (b, h) = tokio::join!(
-            sides::export_in(base, &plan, &probe, progress.as_ref(), "base"),
-            sides::export_in(head, &plan, &probe, progress.as_ref(), "head"),
-        );
-        let temporary = |side: &Side| side.is_temporary().then(|| side.root.clone());
-        let b = b
-            .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), &base.commit))
-            .map_err(|e| e.context("base"))?;
-        let mut h = h
-            .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), &head.commit))
-            .map_err(|e| e.context("head"))?;
-        h.decision = decision;
-        h.blind = blind.clone();
-        Ok::<_, Error>((b, h))
-    };
-    let (b, h) = export_both().await?;
+    let prepared = prepare(target, config_root, head, secrets)?;
+    let (b, h) = export_pair(&prepared, (base, head), progress.as_ref()).await?;
     let unchanged = super::record_sides(draft, b, h)?;
     if !unchanged {
         progress.event(ProgressEvent::Note(format!(
@@ -227,10 +206,62 @@ async fn one_server(
              listing is stable",
             target.name
         )));
-        let (b, h) = export_both().await?;
+        let (b, h) = export_pair(&prepared, (base, head), progress.as_ref()).await?;
         super::check_stable(draft, &b, &h)?;
     }
     super::decide_recorded(opts, Arc::clone(progress), draft, unchanged, judge).await
+}
+
+/// How one server of the run is started.
+pub(super) struct Prepared {
+    plan: crate::export::launch::LaunchPlan,
+    probe: tdqs_core::export::ProbeProfile,
+    decision: crate::config::DecisionConfig,
+    blind: Option<String>,
+}
+
+/// The launch plan of one server, from its table and the command line.
+pub(super) fn prepare(
+    target: &Target,
+    config_root: &std::path::Path,
+    head: &Side,
+    secrets: &[String],
+) -> Result<Prepared, Error> {
+    let (plan, probe, decision) =
+        sides::plan_with(target.config.as_ref(), config_root, &target.server, secrets)?;
+    if let Some(url) = plan.fixed_url() {
+        return Err(sides::fixed_url_error(url, plan.origin()));
+    }
+    let blind = plan.blind_to_tree(&head.root);
+    Ok(Prepared {
+        plan,
+        probe,
+        decision,
+        blind,
+    })
+}
+
+/// Both sides' exports of one server, from the shared trees (which stay).
+pub(super) async fn export_pair(
+    prepared: &Prepared,
+    (base, head): (&Side, &Side),
+    progress: &dyn Progress,
+) -> Result<(sides::SideExport, sides::SideExport), Error> {
+    let (plan, probe) = (&prepared.plan, &prepared.probe);
+    let (b, h) = tokio::join!(
+        sides::export_in(base, plan, probe, progress, "base"),
+        sides::export_in(head, plan, probe, progress, "head"),
+    );
+    let temporary = |side: &Side| side.is_temporary().then(|| side.root.clone());
+    let b = b
+        .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), &base.commit))
+        .map_err(|e| e.context("base"))?;
+    let mut h = h
+        .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), &head.commit))
+        .map_err(|e| e.context("head"))?;
+    h.decision = prepared.decision;
+    h.blind = prepared.blind.clone();
+    Ok((b, h))
 }
 
 /// Writes the report (every run writes one, an INVALID one included) and the GitHub outputs.

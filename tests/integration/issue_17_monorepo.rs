@@ -1,0 +1,319 @@
+//! Issue 17, monorepos: several servers of one repository gated in one run (`[[server]]` tables
+//! or several `--server`), one verdict per server and one overall, in one report.
+
+use serde_json::{json, Value};
+
+use crate::gate::harness::*;
+
+const WORSE: &str = "Closes an issue.";
+
+/// Two servers, `api` and `web`, each the example server with its own tool set.
+const TWO_SERVERS: &str = "[[server]]\nname = \"api\"\ncommand = \"python3 {root}/api/server.py\"\n\n\
+[[server]]\nname = \"web\"\ncommand = \"python3 {root}/web/server.py\"\n";
+
+/// `tools` with every tool name prefixed (so prompts tell the servers apart).
+fn prefixed(tools: &Value, prefix: &str) -> Value {
+    let mut tools = tools.clone();
+    for tool in tools.as_array_mut().unwrap() {
+        let name = tool["name"].as_str().unwrap().to_string();
+        tool["name"] = json!(format!("{prefix}{name}"));
+    }
+    tools
+}
+
+fn api_tools() -> Value {
+    base_tools()
+}
+
+fn web_tools() -> Value {
+    prefixed(&base_tools(), "web_")
+}
+
+/// `main` holds both servers and `config`; the working tree is the same until the test
+/// changes it.
+fn monorepo(config: &str) -> Setup {
+    let setup = Setup::new(&base_tools());
+    for (dir, tools) in [("api", api_tools()), ("web", web_tools())] {
+        setup
+            .repo
+            .write(&format!("{dir}/server.py"), &example_server());
+        setup
+            .repo
+            .write(&format!("{dir}/tools.json"), &pretty(&tools));
+    }
+    setup.repo.write("tdqs-gate.toml", config);
+    setup.repo.commit_all("two servers");
+    setup
+}
+
+/// The entry of server `name` in a monorepo report.
+fn server<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["servers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no servers in {report:#}"))
+        .iter()
+        .find(|s| s["name"] == name)
+        .map(|s| &s["report"])
+        .unwrap_or_else(|| panic!("no server {name} in {report:#}"))
+}
+
+fn names(report: &Value) -> Vec<String> {
+    report["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The API server's `close_issue` said worse, and the fake dropping it on every pair.
+fn api_falls(setup: &Setup) {
+    setup.repo.write(
+        "api/tools.json",
+        &pretty(&with_description(&api_tools(), "close_issue", WORSE)),
+    );
+    setup.fake.control(script(vec![tool_rule(
+        "close_issue",
+        Some(WORSE),
+        None,
+        2,
+    )]));
+}
+
+fn assert_unscored_pass(report: &Value) {
+    assert_eq!(report["decision"], "pass", "{report:#}");
+    assert_eq!(report["scored"], false);
+    assert_eq!(report["pairs"], json!([]));
+    assert_eq!(report["calls"]["attempts"], 0);
+    assert_eq!(report["base"]["setHash"], report["head"]["setHash"]);
+}
+
+#[test]
+fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_without_a_model_call()
+{
+    let setup = monorepo(TWO_SERVERS);
+    api_falls(&setup);
+    let run = setup.gate(&[]);
+    run.assert_code(1);
+    assert!(
+        run.stdout.starts_with("BLOCK: BLOCK overall: `api` fell"),
+        "{}",
+        run.describe()
+    );
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decision"], "block");
+    assert_eq!(report["exitCode"], 1);
+    assert_eq!(report["scored"], true);
+    assert_eq!(names(&report), vec!["api", "web"]);
+    assert_eq!(
+        report["reason"],
+        "BLOCK overall: `api` fell (`api` BLOCK, `web` PASS)."
+    );
+
+    let api = server(&report, "api");
+    assert_eq!(api["decision"], "block");
+    assert_eq!(api["causes"]["tools"][0]["tool"], "close_issue");
+    assert_eq!(api["pairs"].as_array().unwrap().len(), 3);
+    assert_unscored_pass(server(&report, "web"));
+
+    // Every model call was about the api server: no prompt names a web tool.
+    let calls = setup.fake.calls();
+    assert_eq!(calls.len() as u64, api["calls"]["attempts"].as_u64().unwrap());
+    for call in &calls {
+        let stdin = call["stdin"].as_str().unwrap();
+        assert!(!stdin.contains("web_"), "a web tool reached the judge: {stdin}");
+    }
+    // One preflight and one prompt fetch for the run.
+    assert_eq!(setup.spec.request_count(), 1);
+
+    let markdown = run.markdown();
+    assert!(
+        markdown.starts_with("## ❌ Tool definition score: BLOCK\n"),
+        "{markdown}"
+    );
+    let api_at = markdown.find("### ❌ Server `api`: BLOCK").expect(&markdown);
+    let web_at = markdown.find("### ✅ Server `web`: PASS").expect(&markdown);
+    assert!(api_at < web_at);
+    assert!(markdown.contains("#### What fell on the first pair"), "{markdown}");
+}
+
+#[test]
+fn issue_17_monorepo_both_unchanged_pass_without_a_model_call() {
+    let setup = monorepo(TWO_SERVERS);
+    let run = setup.gate(&[]);
+    run.assert_code(0);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decision"], "pass");
+    assert_eq!(report["scored"], false);
+    assert_eq!(
+        report["reason"],
+        "PASS overall: every one of the 2 servers passes (`api` PASS, `web` PASS)."
+    );
+    for name in ["api", "web"] {
+        assert_unscored_pass(server(&report, name));
+    }
+    assert!(!setup.fake.ever_started(), "{:?}", setup.fake.log());
+    assert_eq!(setup.spec.request_count(), 0, "the specification was fetched");
+}
+
+/// Live processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let pid: i64 = entry.file_name().to_string_lossy().parse().unwrap();
+        if cmdline.contains(marker) && alive(pid) {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[test]
+fn issue_17_monorepo_a_crashing_server_is_invalid_the_other_still_reported_nothing_left() {
+    // `web` leaves a child behind and dies before answering; `api` changed for the worse.
+    let marker = format!("sleep 30{}", std::process::id() % 1000 + 1000);
+    let config = format!(
+        "[[server]]\nname = \"web\"\ncommand = [\"sh\", \"-c\", \"{marker} & echo crashed >&2; exit 3\"]\n\n\
+         [[server]]\nname = \"api\"\ncommand = \"python3 {{root}}/api/server.py\"\n"
+    );
+    let setup = monorepo(&config);
+    api_falls(&setup);
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decision"], "invalid");
+    assert_eq!(report["exitCode"], 2);
+    assert_eq!(names(&report), vec!["web", "api"]);
+    let web = server(&report, "web");
+    assert_eq!(web["decision"], "invalid");
+    assert_eq!(web["error"]["stage"], "export");
+    // The other server was still decided, in full.
+    assert_eq!(server(&report, "api")["decision"], "block");
+    assert!(
+        report["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("INVALID overall: `web` could not be decided"),
+        "{report:#}"
+    );
+    assert!(
+        run.stderr.contains("tdqs-gate: server `web`: INVALID:"),
+        "{}",
+        run.describe()
+    );
+    // Every process the server started has ended (the worktree and temporary folder are
+    // checked by the harness).
+    let left = processes_with(&marker);
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[test]
+fn issue_17_monorepo_server_selects_tables_and_unknown_names_are_invalid() {
+    let setup = monorepo(TWO_SERVERS);
+    api_falls(&setup);
+    let run = setup.gate(&["--server", "web"]);
+    run.assert_code(0);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(names(&report), vec!["web"]);
+    assert!(!setup.fake.ever_started());
+
+    let run = setup.gate(&["--server", "nope"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("no [[server]] table named `nope`") && run.stderr.contains("api, web"),
+        "{}",
+        run.describe()
+    );
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decision"], "invalid");
+    assert_eq!(report["servers"], json!([]));
+    assert_eq!(report["error"]["stage"], "usage");
+}
+
+#[test]
+fn issue_17_monorepo_duplicate_names_and_mixed_tables_are_rejected() {
+    for (config, expected) in [
+        (
+            "[[server]]\nname = \"api\"\ncommand = \"a\"\n[[server]]\nname = \"api\"\ncommand = \"b\"\n",
+            "two [[server]] tables are named `api`",
+        ),
+        (
+            "[server]\ncommand = \"a\"\n[[server]]\nname = \"b\"\ncommand = \"b\"\n",
+            "[server] (line 1) and [[server]] (line 3) are both used",
+        ),
+    ] {
+        let setup = monorepo(config);
+        let run = setup.gate(&[]);
+        run.assert_code(2);
+        assert!(run.stderr.contains(expected), "{}", run.describe());
+        assert!(!setup.fake.ever_started());
+    }
+}
+
+#[test]
+fn issue_17_monorepo_check_rechecks_a_two_server_report() {
+    let setup = monorepo(TWO_SERVERS);
+    api_falls(&setup);
+    let run = setup.gate(&[]);
+    run.assert_code(1);
+    let calls = setup.fake.calls().len();
+    let path = run.report_path();
+    let mut args = vec!["--check".to_string(), path.display().to_string()];
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+
+    let check = setup.run(&refs);
+    check.assert_code(1);
+    assert!(
+        check.stdout.starts_with("BLOCK: BLOCK overall: `api` fell"),
+        "{}",
+        check.describe()
+    );
+    assert_eq!(setup.fake.calls().len(), calls, "--check called the model");
+
+    // A server's verdict edited to PASS: the overall verdict no longer follows.
+    let mut edited = run.report();
+    edited["servers"][0]["report"]["decision"] = json!("pass");
+    edited["servers"][0]["report"]["exitCode"] = json!(0);
+    let edited_path = setup.work().join("edited.json");
+    std::fs::write(&edited_path, pretty(&edited)).unwrap();
+    let mut args = vec!["--check".to_string(), edited_path.display().to_string()];
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let check = setup.run(&refs);
+    check.assert_code(2);
+    assert!(check.stderr.contains("server `api`"), "{}", check.describe());
+
+    // The web server changed since the report.
+    setup.repo.write(
+        "web/tools.json",
+        &pretty(&with_description(&web_tools(), "web_close_issue", WORSE)),
+    );
+    let mut args = vec!["--check".to_string(), path.display().to_string()];
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let check = setup.run(&refs);
+    check.assert_code(2);
+    assert!(
+        check.stderr.contains("server `web`") && check.stderr.contains("changed since the report"),
+        "{}",
+        check.describe()
+    );
+}
