@@ -96,7 +96,7 @@ fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_with
     let run = setup.gate(&[]);
     run.assert_code(1);
     assert!(
-        run.stdout.starts_with("BLOCK: BLOCK overall: `api` fell"),
+        run.stdout.starts_with("BLOCK: 1 of 2 servers fell (`api`): `api` BLOCK, `web` PASS."),
         "{}",
         run.describe()
     );
@@ -108,7 +108,7 @@ fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_with
     assert_eq!(names(&report), vec!["api", "web"]);
     assert_eq!(
         report["reason"],
-        "BLOCK overall: `api` fell (`api` BLOCK, `web` PASS)."
+        "1 of 2 servers fell (`api`): `api` BLOCK, `web` PASS."
     );
 
     let api = server(&report, "api");
@@ -136,6 +136,11 @@ fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_with
     let web_at = markdown.find("### ✅ Server `web`: PASS").expect(&markdown);
     assert!(api_at < web_at);
     assert!(markdown.contains("#### What fell on the first pair"), "{markdown}");
+    let version = report["generator"]["version"].as_str().unwrap();
+    assert_snapshot(
+        "monorepo-block.md",
+        &redact(&markdown, version, setup.work()),
+    );
 }
 
 #[test]
@@ -149,7 +154,7 @@ fn issue_17_monorepo_both_unchanged_pass_without_a_model_call() {
     assert_eq!(report["scored"], false);
     assert_eq!(
         report["reason"],
-        "PASS overall: every one of the 2 servers passes (`api` PASS, `web` PASS)."
+        "2 of 2 servers pass: `api` PASS, `web` PASS."
     );
     for name in ["api", "web"] {
         assert_unscored_pass(server(&report, name));
@@ -187,7 +192,7 @@ fn issue_17_monorepo_a_crashing_server_is_invalid_the_other_still_reported_nothi
     // `web` leaves a child behind and dies before answering; `api` changed for the worse.
     let marker = format!("sleep 30{}", std::process::id() % 1000 + 1000);
     let config = format!(
-        "[[server]]\nname = \"web\"\ncommand = [\"sh\", \"-c\", \"{marker} & echo crashed >&2; exit 3\"]\n\n\
+        "[[server]]\nname = \"web\"\ncommand = [\"sh\", \"-c\", \"{marker} >/dev/null 2>&1 & echo crashed >&2; exit 3\"]\n\n\
          [[server]]\nname = \"api\"\ncommand = \"python3 {{root}}/api/server.py\"\n"
     );
     let setup = monorepo(&config);
@@ -208,7 +213,7 @@ fn issue_17_monorepo_a_crashing_server_is_invalid_the_other_still_reported_nothi
         report["reason"]
             .as_str()
             .unwrap()
-            .starts_with("INVALID overall: `web` could not be decided"),
+            == "1 of 2 servers could not be decided (`web`): `web` INVALID, `api` BLOCK.",
         "{report:#}"
     );
     assert!(
@@ -282,7 +287,7 @@ fn issue_17_monorepo_check_rechecks_a_two_server_report() {
     let check = setup.run(&refs);
     check.assert_code(1);
     assert!(
-        check.stdout.starts_with("BLOCK: BLOCK overall: `api` fell"),
+        check.stdout.starts_with("BLOCK: 1 of 2 servers fell (`api`): `api` BLOCK, `web` PASS."),
         "{}",
         check.describe()
     );

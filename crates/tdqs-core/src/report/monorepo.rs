@@ -77,15 +77,23 @@ pub fn overall_reason(servers: &[ServerReport]) -> String {
             .map(|s| format!("`{}`", s.name))
             .collect()
     };
+    let n = servers.len();
     let why = match verdict {
-        Verdict::Pass => format!("every one of the {} servers passes", servers.len()),
-        Verdict::Block => format!("{} fell", named(Verdict::Block).join(", ")),
-        Verdict::Invalid => format!(
-            "{} could not be decided",
-            named(Verdict::Invalid).join(", ")
-        ),
+        Verdict::Pass => format!("{n} of {n} servers pass"),
+        Verdict::Block => {
+            let fell = named(Verdict::Block);
+            format!("{} of {n} servers fell ({})", fell.len(), fell.join(", "))
+        }
+        Verdict::Invalid => {
+            let invalid = named(Verdict::Invalid);
+            format!(
+                "{} of {n} servers could not be decided ({})",
+                invalid.len(),
+                invalid.join(", ")
+            )
+        }
     };
-    format!("{verdict} overall: {why} ({}).", list.join(", "))
+    format!("{why}: {}.", list.join(", "))
 }
 
 impl MonorepoReport {
@@ -153,7 +161,7 @@ pub fn server_section(name: &str, report: &Report) -> String {
     let mut out = String::with_capacity(body.len() + 64);
     let _ = writeln!(
         out,
-        "### {} Server {}: {}\n",
+        "### {} Server {}: {}",
         mark(report.decision),
         code(name),
         report.decision
