@@ -163,6 +163,37 @@ fn issue_17_monorepo_both_unchanged_pass_without_a_model_call() {
     assert_eq!(setup.spec.request_count(), 0, "the specification was fetched");
 }
 
+#[test]
+fn issue_17_monorepo_github_outputs_give_the_overall_and_each_server_verdict() {
+    let setup = monorepo(TWO_SERVERS);
+    api_falls(&setup);
+    let outputs = setup.work().join("github-output");
+    let summary = setup.work().join("github-summary");
+    let mut args = vec!["--base".to_string(), "main".to_string()];
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = setup.run_with(&refs, |command| {
+        command
+            .env("GITHUB_OUTPUT", &outputs)
+            .env("GITHUB_STEP_SUMMARY", &summary);
+    });
+    run.assert_code(1);
+    let text = std::fs::read_to_string(&outputs).unwrap();
+    for line in [
+        "decision=block\n",
+        "scored=true\n",
+        "decision-api=block\n",
+        "decision-web=pass\n",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from {text}");
+    }
+    assert!(text.contains(&format!("report={}\n", run.report_path().display())));
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        run.markdown() + "\n"
+    );
+}
+
 /// Live processes whose command line contains `marker`.
 fn processes_with(marker: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -320,5 +351,71 @@ fn issue_17_monorepo_check_rechecks_a_two_server_report() {
         check.stderr.contains("server `web`") && check.stderr.contains("changed since the report"),
         "{}",
         check.describe()
+    );
+}
+
+#[test]
+fn issue_17_monorepo_several_server_flags_gate_host_manifest_entries() {
+    let setup = monorepo("[server]\nisolate-home = true\n");
+    setup.repo.write(
+        ".mcp.json",
+        &pretty(&json!({"mcpServers": {
+            "api": {"command": "python3", "args": ["api/server.py"]},
+            "web": {"command": "python3", "args": ["web/server.py"]},
+        }})),
+    );
+    setup.repo.commit_all("manifest");
+    api_falls(&setup);
+    let run = setup.gate(&["--server", "web", "--server", "api"]);
+    run.assert_code(1);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(names(&report), vec!["web", "api"]);
+    assert_unscored_pass(server(&report, "web"));
+    assert_eq!(server(&report, "api")["decision"], "block");
+    assert!(server(&report, "api")["head"]["source"]["origin"]
+        .as_str()
+        .unwrap()
+        .contains("api"));
+
+    // The same name twice is a mistake, not two servers.
+    let run = setup.gate(&["--server", "web", "--server", "web"]);
+    run.assert_code(2);
+    assert!(run.stderr.contains("--server web is given twice"), "{}", run.describe());
+}
+
+#[test]
+fn issue_17_monorepo_export_picks_one_table_by_name() {
+    let setup = monorepo(TWO_SERVERS);
+    let out = setup.work().join("web.json");
+    let run = setup.run_raw(
+        &[
+            "export".to_string(),
+            "--server".to_string(),
+            "web".to_string(),
+            "--output".to_string(),
+            out.display().to_string(),
+        ],
+        setup.work().join("unused"),
+        |_| {},
+    );
+    run.assert_code(0);
+    let export: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let tools = export["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 4);
+    assert!(
+        tools
+            .iter()
+            .all(|t| t["name"].as_str().unwrap().starts_with("web_")),
+        "{export:#}"
+    );
+
+    let run = setup.run_raw(&["export".to_string()], setup.work().join("unused"), |_| {});
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("several [[server]] tables (api, web)")
+            && run.stderr.contains("--server NAME"),
+        "{}",
+        run.describe()
     );
 }
