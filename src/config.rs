@@ -314,7 +314,7 @@ impl Config {
                          name",
                     ));
                 }
-                (Some(convert_server(server, text, path)?), Vec::new())
+                (Some(convert_server(*server, text, path)?), Vec::new())
             }
             Some(RawServerEntry::Many(tables)) => (None, convert_servers(tables, text, path)?),
             None => (None, Vec::new()),
@@ -434,7 +434,7 @@ struct RawProbe {
 
 /// `server`: one `[server]` table, or the `[[server]]` tables of a monorepo.
 enum RawServerEntry {
-    One(RawServer),
+    One(Box<RawServer>),
     Many(Vec<RawServer>),
 }
 
@@ -451,7 +451,7 @@ impl<'de> Deserialize<'de> for RawServerEntry {
                 map: A,
             ) -> std::result::Result<RawServerEntry, A::Error> {
                 RawServer::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(RawServerEntry::One)
+                    .map(|one| RawServerEntry::One(Box::new(one)))
             }
             fn visit_seq<A: de::SeqAccess<'de>>(
                 self,
@@ -1122,9 +1122,15 @@ client-info = { name = "my-host", version = "2.1" }
         .expect("valid");
         assert!(config.server.is_none());
         assert_eq!(config.server_names(), vec!["api", "web.v2"]);
-        assert_eq!(config.servers[1].server.env.get("A").map(String::as_str), Some("1"));
+        assert_eq!(
+            config.servers[1].server.env.get("A").map(String::as_str),
+            Some("1")
+        );
         let one = config.for_server("web.v2").expect("table");
-        assert_eq!(one.server.expect("server").setup, vec![vec!["make".to_string()]]);
+        assert_eq!(
+            one.server.expect("server").setup,
+            vec![vec!["make".to_string()]]
+        );
         assert!(one.servers.is_empty());
         assert!(config.for_server("nope").is_none());
     }
@@ -1135,22 +1141,31 @@ client-info = { name = "my-host", version = "2.1" }
             "[[server]]\nname = \"api\"\ncommand = \"a\"\n[[server]]\nname = \"api\"\ncommand = \"b\"\n",
         )
         .expect_err("duplicate");
-        assert!(err.cause.contains(":5:") && err.cause.contains("two [[server]] tables are named `api`"), "{}", err.cause);
+        assert!(
+            err.cause.contains(":5:")
+                && err.cause.contains("two [[server]] tables are named `api`"),
+            "{}",
+            err.cause
+        );
         assert!(err.advice.as_deref().unwrap_or("").contains("own name"));
 
         let err = parse("[[server]]\ncommand = \"a\"\n").expect_err("no name");
         assert!(err.cause.contains("has no `name`"), "{}", err.cause);
 
         for bad in ["", "../x", "a b", "-x", "é"] {
-            let err = parse(&format!("[[server]]\nname = {bad:?}\ncommand = \"a\"\n"))
-                .expect_err(bad);
+            let err =
+                parse(&format!("[[server]]\nname = {bad:?}\ncommand = \"a\"\n")).expect_err(bad);
             assert!(err.cause.contains("is not 1 to 64"), "{bad}: {}", err.cause);
         }
         let err = parse("[server]\nname = \"api\"\ncommand = \"a\"\n").expect_err("name");
         assert!(err.cause.contains("single [server] table"), "{}", err.cause);
 
         let err = parse("[[server]]\nname = \"api\"\ncomand = \"a\"\n").expect_err("typo");
-        assert!(err.cause.contains(":3:") && err.cause.contains("comand"), "{}", err.cause);
+        assert!(
+            err.cause.contains(":3:") && err.cause.contains("comand"),
+            "{}",
+            err.cause
+        );
     }
 
     #[test]
@@ -1160,9 +1175,16 @@ client-info = { name = "my-host", version = "2.1" }
         )
         .expect_err("mixed");
         assert_eq!(err.stage, Stage::Config);
-        assert!(err.cause.contains("line 1") && err.cause.contains("line 4"), "{}", err.cause);
         assert!(
-            err.advice.as_deref().unwrap_or("").contains("as a [[server]] table"),
+            err.cause.contains("line 1") && err.cause.contains("line 4"),
+            "{}",
+            err.cause
+        );
+        assert!(
+            err.advice
+                .as_deref()
+                .unwrap_or("")
+                .contains("as a [[server]] table"),
             "{:?}",
             err.advice
         );

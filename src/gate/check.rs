@@ -590,7 +590,9 @@ async fn check_monorepo(
     }
     let mut names: Vec<&str> = Vec::new();
     for server in &report.servers {
-        if !crate::config::is_valid_server_name(&server.name) || names.contains(&server.name.as_str()) {
+        if !crate::config::is_valid_server_name(&server.name)
+            || names.contains(&server.name.as_str())
+        {
             return Err(differs(format!(
                 "the server name {:?} is not valid or not unique",
                 server.name
@@ -617,7 +619,9 @@ async fn check_monorepo(
         )));
     }
     if report.scored != report.servers.iter().any(|s| s.report.scored) {
-        return Err(differs("the report's overall `scored` does not follow from the servers'"));
+        return Err(differs(
+            "the report's overall `scored` does not follow from the servers'",
+        ));
     }
 
     // The current exports: both sides checked out once, each server exported from them.
@@ -642,9 +646,10 @@ async fn check_monorepo(
         "exporting the current base and head of each server".to_string(),
     ));
     let trees = super::sides::open_trees(&current)?;
-    let targets = super::monorepo::targets(trees.config.as_ref(), &current.server)?.ok_or_else(|| {
-        differs("the configuration no longer names several servers ([[server]] tables)")
-    })?;
+    let targets =
+        super::monorepo::targets(trees.config.as_ref(), &current.server)?.ok_or_else(|| {
+            differs("the configuration no longer names several servers ([[server]] tables)")
+        })?;
     let secrets = super::judges::secret_env_names(&opts.judge);
     let (Some(base), Some(head)) = (trees.base.as_ref(), trees.head.as_ref()) else {
         return Err(Error::internal("no trees to export from"));

@@ -35,7 +35,10 @@ pub struct Target {
 
 /// The servers to gate when the run covers several, `None` for a single-server run: the
 /// configuration has `[[server]]` tables, or `--server` is given more than once.
-pub fn targets(config: Option<&Config>, server: &ServerOptions) -> Result<Option<Vec<Target>>, Error> {
+pub fn targets(
+    config: Option<&Config>,
+    server: &ServerOptions,
+) -> Result<Option<Vec<Target>>, Error> {
     let mut given: Vec<String> = Vec::new();
     for name in &server.servers {
         if given.contains(name) {
@@ -124,7 +127,10 @@ pub(super) async fn run(
         ..
     } = trees;
     let (Some(base), Some(head)) = (base, head) else {
-        return failed(opts, Error::internal("a monorepo run needs both sides' trees"));
+        return failed(
+            opts,
+            Error::internal("a monorepo run needs both sides' trees"),
+        );
     };
     let mut servers = Vec::with_capacity(targets.len());
     for target in &targets {

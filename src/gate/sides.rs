@@ -188,7 +188,11 @@ async fn export_side(
 
 /// An error's reproduction, rewritten for a temporary worktree that is gone by the time the
 /// user reads it: the reproduction recreates it.
-pub(super) fn reproducible(mut e: Error, temporary_root: Option<&Path>, commit: &Option<String>) -> Error {
+pub(super) fn reproducible(
+    mut e: Error,
+    temporary_root: Option<&Path>,
+    commit: &Option<String>,
+) -> Error {
     if let (Some(root), Some(commit), Some(cmd)) = (temporary_root, commit, &e.reproduce) {
         let root_text = root.display().to_string();
         if cmd.contains(&root_text) {

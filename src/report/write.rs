@@ -7,8 +7,8 @@ use crate::platform::atomic::write_atomically;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::redact::redact;
 
-use tdqs_core::report::monorepo::{self, MonorepoReport};
 use tdqs_core::report::markdown;
+use tdqs_core::report::monorepo::{self, MonorepoReport};
 use tdqs_core::report::{Report, REPORT_JSON, REPORT_MARKDOWN};
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so a reader

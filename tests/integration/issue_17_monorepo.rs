@@ -8,7 +8,8 @@ use crate::gate::harness::*;
 const WORSE: &str = "Closes an issue.";
 
 /// Two servers, `api` and `web`, each the example server with its own tool set.
-const TWO_SERVERS: &str = "[[server]]\nname = \"api\"\ncommand = \"python3 {root}/api/server.py\"\n\n\
+const TWO_SERVERS: &str =
+    "[[server]]\nname = \"api\"\ncommand = \"python3 {root}/api/server.py\"\n\n\
 [[server]]\nname = \"web\"\ncommand = \"python3 {root}/web/server.py\"\n";
 
 /// `tools` with every tool name prefixed (so prompts tell the servers apart).
@@ -72,12 +73,9 @@ fn api_falls(setup: &Setup) {
         "api/tools.json",
         &pretty(&with_description(&api_tools(), "close_issue", WORSE)),
     );
-    setup.fake.control(script(vec![tool_rule(
-        "close_issue",
-        Some(WORSE),
-        None,
-        2,
-    )]));
+    setup
+        .fake
+        .control(script(vec![tool_rule("close_issue", Some(WORSE), None, 2)]));
 }
 
 fn assert_unscored_pass(report: &Value) {
@@ -89,14 +87,14 @@ fn assert_unscored_pass(report: &Value) {
 }
 
 #[test]
-fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_without_a_model_call()
-{
+fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_without_a_model_call() {
     let setup = monorepo(TWO_SERVERS);
     api_falls(&setup);
     let run = setup.gate(&[]);
     run.assert_code(1);
     assert!(
-        run.stdout.starts_with("BLOCK: 1 of 2 servers fell (`api`): `api` BLOCK, `web` PASS."),
+        run.stdout
+            .starts_with("BLOCK: 1 of 2 servers fell (`api`): `api` BLOCK, `web` PASS."),
         "{}",
         run.describe()
     );
@@ -119,10 +117,16 @@ fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_with
 
     // Every model call was about the api server: no prompt names a web tool.
     let calls = setup.fake.calls();
-    assert_eq!(calls.len() as u64, api["calls"]["attempts"].as_u64().unwrap());
+    assert_eq!(
+        calls.len() as u64,
+        api["calls"]["attempts"].as_u64().unwrap()
+    );
     for call in &calls {
         let stdin = call["stdin"].as_str().unwrap();
-        assert!(!stdin.contains("web_"), "a web tool reached the judge: {stdin}");
+        assert!(
+            !stdin.contains("web_"),
+            "a web tool reached the judge: {stdin}"
+        );
     }
     // One preflight and one prompt fetch for the run.
     assert_eq!(setup.spec.request_count(), 1);
@@ -132,10 +136,15 @@ fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_with
         markdown.starts_with("## ❌ Tool definition score: BLOCK\n"),
         "{markdown}"
     );
-    let api_at = markdown.find("### ❌ Server `api`: BLOCK").expect(&markdown);
+    let api_at = markdown
+        .find("### ❌ Server `api`: BLOCK")
+        .expect(&markdown);
     let web_at = markdown.find("### ✅ Server `web`: PASS").expect(&markdown);
     assert!(api_at < web_at);
-    assert!(markdown.contains("#### What fell on the first pair"), "{markdown}");
+    assert!(
+        markdown.contains("#### What fell on the first pair"),
+        "{markdown}"
+    );
     let version = report["generator"]["version"].as_str().unwrap();
     assert_snapshot(
         "monorepo-block.md",
@@ -160,7 +169,11 @@ fn issue_17_monorepo_both_unchanged_pass_without_a_model_call() {
         assert_unscored_pass(server(&report, name));
     }
     assert!(!setup.fake.ever_started(), "{:?}", setup.fake.log());
-    assert_eq!(setup.spec.request_count(), 0, "the specification was fetched");
+    assert_eq!(
+        setup.spec.request_count(),
+        0,
+        "the specification was fetched"
+    );
 }
 
 #[test]
@@ -241,9 +254,7 @@ fn issue_17_monorepo_a_crashing_server_is_invalid_the_other_still_reported_nothi
     // The other server was still decided, in full.
     assert_eq!(server(&report, "api")["decision"], "block");
     assert!(
-        report["reason"]
-            .as_str()
-            .unwrap()
+        report["reason"].as_str().unwrap()
             == "1 of 2 servers could not be decided (`web`): `web` INVALID, `api` BLOCK.",
         "{report:#}"
     );
@@ -318,7 +329,9 @@ fn issue_17_monorepo_check_rechecks_a_two_server_report() {
     let check = setup.run(&refs);
     check.assert_code(1);
     assert!(
-        check.stdout.starts_with("BLOCK: 1 of 2 servers fell (`api`): `api` BLOCK, `web` PASS."),
+        check
+            .stdout
+            .starts_with("BLOCK: 1 of 2 servers fell (`api`): `api` BLOCK, `web` PASS."),
         "{}",
         check.describe()
     );
@@ -335,7 +348,11 @@ fn issue_17_monorepo_check_rechecks_a_two_server_report() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let check = setup.run(&refs);
     check.assert_code(2);
-    assert!(check.stderr.contains("server `api`"), "{}", check.describe());
+    assert!(
+        check.stderr.contains("server `api`"),
+        "{}",
+        check.describe()
+    );
 
     // The web server changed since the report.
     setup.repo.write(
@@ -381,7 +398,11 @@ fn issue_17_monorepo_several_server_flags_gate_host_manifest_entries() {
     // The same name twice is a mistake, not two servers.
     let run = setup.gate(&["--server", "web", "--server", "web"]);
     run.assert_code(2);
-    assert!(run.stderr.contains("--server web is given twice"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("--server web is given twice"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
