@@ -29,6 +29,10 @@
 //! tool-drop = 0.5                           # per-tool guard: a tool falling this much BLOCKs
 //! ```
 //!
+//! A repository with several servers writes `[[server]]` tables instead, each with a unique
+//! `name` and the same keys as `[server]`; the two forms in one file are refused (see
+//! [`NamedServer`] and `crate::gate::monorepo`).
+//!
 //! Strings in `[server]` may also use `${NAME}`, `${NAME:-default}` and `${env:NAME}` for the
 //! gate's own environment (see [`crate::export::launch`]).
 //!
