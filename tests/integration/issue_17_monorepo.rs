@@ -440,3 +440,32 @@ fn issue_17_monorepo_export_picks_one_table_by_name() {
         run.describe()
     );
 }
+
+#[test]
+fn issue_17_monorepo_a_judge_that_cannot_run_fails_only_the_changed_server() {
+    let setup = monorepo(TWO_SERVERS);
+    api_falls(&setup);
+    let missing = setup.work().join("no-such-claude");
+    let run = setup.run(&[
+        "--base",
+        "main",
+        "--claude",
+        missing.to_str().unwrap(),
+        "--pins",
+        standin_pins().to_str().unwrap(),
+    ]);
+    run.assert_code(2);
+    let report = run.report();
+    assert_schema_valid(&report);
+    let api = server(&report, "api");
+    assert_eq!(api["decision"], "invalid");
+    assert!(
+        api["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the definitions changed and need a judge, but the judge cannot run"),
+        "{api:#}"
+    );
+    assert_unscored_pass(server(&report, "web"));
+    assert_eq!(report["decision"], "invalid");
+}
