@@ -220,6 +220,8 @@ async fn one_server(
 
 /// How one server of the run is started.
 pub(super) struct Prepared {
+    /// The server's name, before `base`/`head` in progress lines.
+    name: String,
     plan: crate::export::launch::LaunchPlan,
     probe: tdqs_core::export::ProbeProfile,
     decision: crate::config::DecisionConfig,
@@ -240,6 +242,7 @@ pub(super) fn prepare(
     }
     let blind = plan.blind_to_tree(&head.root);
     Ok(Prepared {
+        name: target.name.clone(),
         plan,
         probe,
         decision,
@@ -254,9 +257,13 @@ pub(super) async fn export_pair(
     progress: &dyn Progress,
 ) -> Result<(sides::SideExport, sides::SideExport), Error> {
     let (plan, probe) = (&prepared.plan, &prepared.probe);
+    let (base_label, head_label) = (
+        format!("{} base", prepared.name),
+        format!("{} head", prepared.name),
+    );
     let (b, h) = tokio::join!(
-        sides::export_in(base, plan, probe, progress, "base"),
-        sides::export_in(head, plan, probe, progress, "head"),
+        sides::export_in(base, plan, probe, progress, &base_label),
+        sides::export_in(head, plan, probe, progress, &head_label),
     );
     let temporary = |side: &Side| side.is_temporary().then(|| side.root.clone());
     let b = b

@@ -154,9 +154,34 @@ fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_with
 
 #[test]
 fn issue_17_monorepo_both_unchanged_pass_without_a_model_call() {
-    let setup = monorepo(TWO_SERVERS);
-    let run = setup.gate(&[]);
+    // Each server's setup logs the base tree it runs in (the head has a marker file).
+    let work = tempfile::tempdir().unwrap();
+    let log = work.path().join("base-trees.log");
+    let record = format!(
+        "\"sh -c 'test -e HEAD_MARKER || pwd >> {}'\"",
+        log.display()
+    );
+    let config = TWO_SERVERS.replace(
+        "[[server]]\nname = \"web\"",
+        &format!("setup = [{record}]\n\n[[server]]\nname = \"web\""),
+    ) + &format!("setup = [\"true\", {record}]\n");
+    let setup = monorepo(&config);
+    setup.repo.write("HEAD_MARKER", "the head\n");
+    let run = setup.gate(&["-v"]);
     run.assert_code(0);
+    // One base worktree for both servers.
+    let trees: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(trees.len(), 2, "{trees:?}");
+    assert_eq!(trees[0], trees[1], "each server got its own base tree");
+    // Progress lines name the server as well as the side.
+    for side in ["base", "head"] {
+        let line = format!("tdqs-gate: web {side} setup 1/2: `true`\n");
+        assert!(run.stderr.contains(&line), "{line:?}: {}", run.describe());
+    }
     let report = run.report();
     assert_schema_valid(&report);
     assert_eq!(report["decision"], "pass");
