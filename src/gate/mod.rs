@@ -395,7 +395,7 @@ impl JudgeSlot {
         pins: &Pins,
         sharing: Sharing,
         progress: &Arc<dyn Progress>,
-    ) -> Result<&ScoringSession, Error> {
+    ) -> Result<&mut ScoringSession, Error> {
         let cannot_run = "the definitions changed and need a judge, but the judge cannot run";
         if self.session.is_none() {
             let opened = match self.judge.take() {
@@ -415,7 +415,7 @@ impl JudgeSlot {
             };
             self.session = Some(opened);
         }
-        match self.session.as_ref() {
+        match self.session.as_mut() {
             Some(Ok(session)) => Ok(session),
             Some(Err(e)) => Err(e.clone()),
             None => Err(Error::internal("no scoring session")),
@@ -508,6 +508,9 @@ async fn decide_recorded(
         unchanged_tools: rule_in_use.reuses_unchanged(),
     };
     let session = judge.session(opts, &draft.pins, sharing, &progress).await?;
+    // Each server of a monorepo is scored as if it were alone: no answer kept from another
+    // server's pairs is reused (a fresh session starts empty anyway).
+    session.scorer.memo = Default::default();
     draft.warnings.extend(session.warnings.iter().cloned());
     let base_prepared = session.prepare(&base.export)?;
     let head_prepared = session.prepare(&head.export)?;

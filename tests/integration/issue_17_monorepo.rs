@@ -494,3 +494,46 @@ fn issue_17_monorepo_a_judge_that_cannot_run_fails_only_the_changed_server() {
     assert_unscored_pass(server(&report, "web"));
     assert_eq!(report["decision"], "invalid");
 }
+
+/// The bundled example's careful or careless tool set (`examples/issue-tracker/`).
+fn static_fixture(name: &str) -> Value {
+    let path = manifest_dir()
+        .join("../examples/issue-tracker")
+        .join(format!("{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn issue_17_monorepo_identical_servers_are_scored_as_if_alone_and_check_agrees() {
+    // Two servers with the same tools, made careless the same way: the second must not reuse
+    // the first one's answers (its report would then differ from a run over it alone).
+    let setup = monorepo(TWO_SERVERS);
+    for dir in ["api", "web"] {
+        setup.repo.write(
+            &format!("{dir}/tools.json"),
+            &pretty(&static_fixture("careful")),
+        );
+    }
+    setup.repo.commit_all("careful tools");
+    for dir in ["api", "web"] {
+        setup.repo.write(
+            &format!("{dir}/tools.json"),
+            &pretty(&static_fixture("careless")),
+        );
+    }
+    let run = setup.run(&["--base", "main", "--judge", "static"]);
+    run.assert_code(1);
+    let report = run.report();
+    assert_schema_valid(&report);
+    let (api, web) = (server(&report, "api"), server(&report, "web"));
+    assert_eq!(api["decision"], "block");
+    assert_eq!(web["decision"], "block");
+    assert_eq!(
+        api["calls"], web["calls"],
+        "the second server reused answers"
+    );
+
+    let path = run.report_path().display().to_string();
+    let check = setup.run(&["--check", &path, "--judge", "static"]);
+    check.assert_code(1);
+}
