@@ -29,6 +29,10 @@
 //! tool-drop = 0.5                           # per-tool guard: a tool falling this much BLOCKs
 //! ```
 //!
+//! A repository with several servers writes `[[server]]` tables instead, each with a unique
+//! `name` and the same keys as `[server]`; the two forms in one file are refused (see
+//! [`NamedServer`] and `crate::gate::monorepo`).
+//!
 //! Strings in `[server]` may also use `${NAME}`, `${NAME:-default}` and `${env:NAME}` for the
 //! gate's own environment (see [`crate::export::launch`]).
 //!
@@ -64,12 +68,53 @@ pub struct Config {
     pub path: PathBuf,
     /// The `[server]` table, if present.
     pub server: Option<ServerConfig>,
+    /// The `[[server]]` tables of a repository with several servers (a monorepo), in file
+    /// order; empty with a single `[server]` table or none. Never both (see [`NamedServer`]).
+    pub servers: Vec<NamedServer>,
     /// The `[probe]` table over [`ProbeProfile::default`] (every key optional).
     pub probe: ProbeProfile,
     /// The `[lint]` table, uninterpreted (the lint stage defines its meaning).
     pub lint: Option<toml::Value>,
     /// The `[decision]` table.
     pub decision: DecisionConfig,
+}
+
+/// One `[[server]]` table: a name and the same keys as `[server]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedServer {
+    /// Unique in the file, and safe as a file name and a Markdown anchor
+    /// (see [`is_valid_server_name`]).
+    pub name: String,
+    pub server: ServerConfig,
+}
+
+/// A server name: 1 to 64 ASCII letters, digits, `-`, `_` or `.`, starting with a letter or a
+/// digit — usable as a file name, an anchor and a GitHub output name as it is.
+pub fn is_valid_server_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    (1..=64).contains(&bytes.len())
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+impl Config {
+    /// This configuration with only `name`'s `[[server]]` table, as the `[server]` table: what
+    /// one server of a monorepo is started from. `None` when there is no such table.
+    pub fn for_server(&self, name: &str) -> Option<Config> {
+        let named = self.servers.iter().find(|s| s.name == name)?;
+        Some(Config {
+            server: Some(named.server.clone()),
+            servers: Vec::new(),
+            ..self.clone()
+        })
+    }
+
+    /// The names of the `[[server]]` tables, in file order.
+    pub fn server_names(&self) -> Vec<String> {
+        self.servers.iter().map(|s| s.name.clone()).collect()
+    }
 }
 
 /// The `[decision]` table.
@@ -249,6 +294,7 @@ impl Config {
 
     /// Parses the text of a configuration file; `path` is used in messages only.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        mixed_server_tables(text, path)?;
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             let advice = if e.message().contains("unknown field") {
                 "use one of the keys listed in the message (keys are spelt with dashes)"
@@ -257,9 +303,25 @@ impl Config {
             };
             located(text, path, e.span(), e.message()).with_advice(advice)
         })?;
-        let server = match raw.server {
-            Some(server) => Some(convert_server(server, text, path)?),
-            None => None,
+        let (server, servers) = match raw.server {
+            Some(RawServerEntry::One(server)) => {
+                if let Some(name) = &server.name {
+                    return Err(located(
+                        text,
+                        path,
+                        Some(name.span()),
+                        "`name` names one of several [[server]] tables, but this is a single \
+                         [server] table",
+                    )
+                    .with_advice(
+                        "remove `name`, or write every server as a [[server]] table with its own \
+                         name",
+                    ));
+                }
+                (Some(convert_server(*server, text, path)?), Vec::new())
+            }
+            Some(RawServerEntry::Many(tables)) => (None, convert_servers(tables, text, path)?),
+            None => (None, Vec::new()),
         };
         let probe = match raw.probe {
             Some(probe) => convert_probe(probe, text, path)?,
@@ -285,6 +347,7 @@ impl Config {
         Ok(Config {
             path: path.to_path_buf(),
             server,
+            servers,
             probe,
             lint: raw.lint,
             decision,
@@ -330,7 +393,7 @@ fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawConfig {
-    server: Option<RawServer>,
+    server: Option<RawServerEntry>,
     probe: Option<RawProbe>,
     lint: Option<toml::Value>,
     decision: Option<RawDecision>,
@@ -345,6 +408,7 @@ struct RawDecision {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawServer {
+    name: Option<Spanned<String>>,
     command: Option<Spanned<CommandValue>>,
     args: Option<Spanned<Vec<String>>>,
     env: Option<BTreeMap<Spanned<String>, String>>,
@@ -370,6 +434,125 @@ struct RawProbe {
     era: Option<Era>,
     capabilities: Option<Spanned<toml::Table>>,
     client_info: Option<Spanned<toml::Table>>,
+}
+
+/// `server`: one `[server]` table, or the `[[server]]` tables of a monorepo.
+enum RawServerEntry {
+    One(Box<RawServer>),
+    Many(Vec<RawServer>),
+}
+
+impl<'de> Deserialize<'de> for RawServerEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct EntryVisitor;
+        impl<'de> Visitor<'de> for EntryVisitor {
+            type Value = RawServerEntry;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a [server] table or [[server]] tables")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<RawServerEntry, A::Error> {
+                RawServer::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|one| RawServerEntry::One(Box::new(one)))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> std::result::Result<RawServerEntry, A::Error> {
+                Vec::<RawServer>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(RawServerEntry::Many)
+            }
+        }
+        deserializer.deserialize_any(EntryVisitor)
+    }
+}
+
+/// `[server]` and `[[server]]` in one file: TOML itself refuses it with a message about a
+/// duplicate key, which says nothing of the fix; this check comes first and does.
+fn mixed_server_tables(text: &str, path: &Path) -> Result<()> {
+    let header = |line: &str| {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+        compact
+    };
+    let single = text.lines().position(|l| header(l) == "[server]");
+    let many = text.lines().position(|l| header(l) == "[[server]]");
+    if let (Some(single), Some(many)) = (single, many) {
+        return Err(Error::new(
+            Stage::Config,
+            format!(
+                "{}: [server] (line {}) and [[server]] (line {}) are both used: a repository has \
+                 either one server ([server]) or several named ones ([[server]] tables), not both",
+                path.display(),
+                single + 1,
+                many + 1
+            ),
+        )
+        .with_advice(
+            "with several servers, write each one, the first included, as a [[server]] table \
+             with its own `name`; with one server, keep a single [server] table",
+        ));
+    }
+    Ok(())
+}
+
+fn convert_servers(tables: Vec<RawServer>, text: &str, path: &Path) -> Result<Vec<NamedServer>> {
+    if tables.is_empty() {
+        return Err(Error::new(
+            Stage::Config,
+            format!("{}: `server` is an empty list", path.display()),
+        )
+        .with_advice("write a [server] table, or one [[server]] table per server"));
+    }
+    let mut servers: Vec<NamedServer> = Vec::with_capacity(tables.len());
+    for (i, mut raw) in tables.into_iter().enumerate() {
+        let Some(name) = raw.name.take() else {
+            return Err(Error::new(
+                Stage::Config,
+                format!(
+                    "{}: [[server]] table {} has no `name`",
+                    path.display(),
+                    i + 1
+                ),
+            )
+            .with_advice(
+                "give every [[server]] table a unique name = \"…\" (letters, digits, `-`, `_`, \
+                 `.`); it names the server in the report and in --server NAME",
+            ));
+        };
+        if !is_valid_server_name(name.get_ref()) {
+            return Err(located(
+                text,
+                path,
+                Some(name.span()),
+                &format!(
+                    "the server name {:?} is not 1 to 64 letters, digits, `-`, `_` or `.` \
+                     starting with a letter or a digit",
+                    name.get_ref()
+                ),
+            )
+            .with_advice(
+                "rename it, e.g. name = \"api\": the name is used as a file name and an anchor",
+            ));
+        }
+        if servers.iter().any(|s| &s.name == name.get_ref()) {
+            return Err(located(
+                text,
+                path,
+                Some(name.span()),
+                &format!("two [[server]] tables are named `{}`", name.get_ref()),
+            )
+            .with_advice("give every [[server]] table its own name"));
+        }
+        let server = convert_server(raw, text, path)?;
+        servers.push(NamedServer {
+            name: name.into_inner(),
+            server,
+        });
+    }
+    Ok(servers)
 }
 
 /// A command written as one string (split like a shell) or as a list of words.
@@ -931,6 +1114,84 @@ client-info = { name = "my-host", version = "2.1" }
         let err = Config::load(dir.path()).expect_err("broken");
         assert_eq!(err.stage, Stage::Config);
         assert!(err.cause.contains(":1:"), "{}", err.cause);
+    }
+
+    #[test]
+    fn issue_17_monorepo_server_tables_are_read_in_order() {
+        let config = parse(
+            "[[server]]\nname = \"api\"\ncommand = \"node {root}/api/index.js\"\n\n\
+             [[server]]\nname = \"web.v2\"\ncommand = \"python3 -m web\"\n\
+             setup = [\"make\"]\n[server.env]\nA = \"1\"\n",
+        )
+        .expect("valid");
+        assert!(config.server.is_none());
+        assert_eq!(config.server_names(), vec!["api", "web.v2"]);
+        assert_eq!(
+            config.servers[1].server.env.get("A").map(String::as_str),
+            Some("1")
+        );
+        let one = config.for_server("web.v2").expect("table");
+        assert_eq!(
+            one.server.expect("server").setup,
+            vec![vec!["make".to_string()]]
+        );
+        assert!(one.servers.is_empty());
+        assert!(config.for_server("nope").is_none());
+    }
+
+    #[test]
+    fn issue_17_monorepo_duplicate_missing_and_unsafe_names_are_refused() {
+        let err = parse(
+            "[[server]]\nname = \"api\"\ncommand = \"a\"\n[[server]]\nname = \"api\"\ncommand = \"b\"\n",
+        )
+        .expect_err("duplicate");
+        assert!(
+            err.cause.contains(":5:")
+                && err.cause.contains("two [[server]] tables are named `api`"),
+            "{}",
+            err.cause
+        );
+        assert!(err.advice.as_deref().unwrap_or("").contains("own name"));
+
+        let err = parse("[[server]]\ncommand = \"a\"\n").expect_err("no name");
+        assert!(err.cause.contains("has no `name`"), "{}", err.cause);
+
+        for bad in ["", "../x", "a b", "-x", "é"] {
+            let err =
+                parse(&format!("[[server]]\nname = {bad:?}\ncommand = \"a\"\n")).expect_err(bad);
+            assert!(err.cause.contains("is not 1 to 64"), "{bad}: {}", err.cause);
+        }
+        let err = parse("[server]\nname = \"api\"\ncommand = \"a\"\n").expect_err("name");
+        assert!(err.cause.contains("single [server] table"), "{}", err.cause);
+
+        let err = parse("[[server]]\nname = \"api\"\ncomand = \"a\"\n").expect_err("typo");
+        assert!(
+            err.cause.contains(":3:") && err.cause.contains("comand"),
+            "{}",
+            err.cause
+        );
+    }
+
+    #[test]
+    fn issue_17_monorepo_mixed_server_tables_are_refused_with_the_fix() {
+        let err = parse(
+            "[server]\ncommand = \"a\"\n\n[[server]] # second\nname = \"b\"\ncommand = \"b\"\n",
+        )
+        .expect_err("mixed");
+        assert_eq!(err.stage, Stage::Config);
+        assert!(
+            err.cause.contains("line 1") && err.cause.contains("line 4"),
+            "{}",
+            err.cause
+        );
+        assert!(
+            err.advice
+                .as_deref()
+                .unwrap_or("")
+                .contains("as a [[server]] table"),
+            "{:?}",
+            err.advice
+        );
     }
 
     #[test]

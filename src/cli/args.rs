@@ -83,9 +83,11 @@ pub struct ServerArgs {
     /// picks; alone, the URL is used as is (`export` only: one URL cannot serve two revisions).
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
-    /// The server to use from a host manifest (.mcp.json, mcp.json, .vscode/mcp.json).
+    /// The server to use from a host manifest (.mcp.json, mcp.json, .vscode/mcp.json), or a
+    /// `[[server]]` table of tdqs-gate.toml. The gate takes it several times to gate several
+    /// servers in one run (default with `[[server]]` tables: all of them).
     #[arg(long, value_name = "NAME")]
-    pub server: Option<String>,
+    pub server: Vec<String>,
     /// Seconds to wait for the server's handshake and for each page (default 60; 1 to 14400).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
     pub timeout: Option<u64>,

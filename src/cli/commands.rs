@@ -72,7 +72,11 @@ fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
     Ok(ServerOptions {
         command: args.command.clone(),
         url: args.url.clone(),
-        server: args.server.clone(),
+        server: match args.server.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        },
+        servers: args.server.clone(),
         timeout: args.timeout.map(Duration::from_secs),
         max_message_bytes: args.max_message_bytes,
         max_listing_bytes: args.max_listing_bytes,
@@ -205,6 +209,18 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
         })?;
     let outcome = gate::run(&opts, progress.clone()).await;
     progress.finish();
+    if let (Some(path), Some(_)) = (&args.badge, &outcome.monorepo) {
+        // One badge shows one server's mean; a run over several servers has no single mean.
+        badge_written(
+            path,
+            Err(Error::usage(
+                "--badge shows one server's mean TDQS; this run gated several servers, so no \
+                 badge was written",
+            )
+            .with_advice("run the gate with one --server NAME to make that server's badge")),
+            verbosity,
+        );
+    }
     if let (Some(path), Some(report)) = (&args.badge, &outcome.report) {
         if outcome.report_error.is_none() {
             if let Some(badge) = tdqs_core::report::badge::for_report(report) {
@@ -268,8 +284,19 @@ fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
         .report
         .as_ref()
         .map(|r| r.reason.clone())
+        .or_else(|| outcome.monorepo.as_ref().map(|r| r.reason.clone()))
         .or_else(|| outcome.error.as_ref().map(|e| e.summary()))
         .unwrap_or_default();
+    // Several servers: each one that could not be decided says why, with its advice.
+    for server in outcome.monorepo.iter().flat_map(|r| &r.servers) {
+        if let Some(e) = &server.report.error {
+            let mut text = format!("tdqs-gate: server `{}`: INVALID: {}", server.name, e.cause);
+            if let Some(advice) = &e.advice {
+                text.push_str(&format!("\n  advice: {advice}"));
+            }
+            let _ = writeln!(std::io::stderr(), "{}", redact(&text));
+        }
+    }
     if let Some(w) = &outcome.written {
         say(
             verbosity,

@@ -18,6 +18,7 @@ use tdqs_core::arith::Weights;
 use tdqs_core::decide::{DecisionRule, RuleInUse};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
+use tdqs_core::report::monorepo::{self, AnyReport, MonorepoReport};
 use tdqs_core::report::Report;
 use tdqs_core::score::SideScore;
 use tdqs_core::spec::pins::Pins;
@@ -417,10 +418,66 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
     Ok(())
 }
 
+/// The current exports must list what the report recorded.
+fn same_exports(
+    report: &Report,
+    base: &tdqs_core::export::Export,
+    head: &tdqs_core::export::Export,
+) -> Result<(), Error> {
+    for (label, recorded, now) in [
+        ("base", report.base.as_ref(), base),
+        ("head", report.head.as_ref(), head),
+    ] {
+        let Some(recorded) = recorded else {
+            return Err(differs("the report has no base or head export"));
+        };
+        if recorded.set_hash != now.set_hash {
+            let changed: Vec<String> = now
+                .hashes
+                .iter()
+                .filter(|(n, h)| recorded.hashes.get(*n) != Some(*h))
+                .map(|(n, _)| n.clone())
+                .chain(
+                    recorded
+                        .hashes
+                        .keys()
+                        .filter(|n| !now.hashes.contains_key(*n))
+                        .cloned(),
+                )
+                .collect();
+            return Err(differs(format!(
+                "the {label}'s tool definitions changed since the report: {}",
+                if changed.is_empty() {
+                    "the set hash differs".to_string()
+                } else {
+                    format!("`{}`", changed.join("`, `"))
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `--check`.
 pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
+    let report = match read_any_report(path) {
+        Ok(AnyReport::Single(report)) => *report,
+        Ok(AnyReport::Monorepo(report)) => {
+            return match check_monorepo(&report, opts, progress).await {
+                Ok(()) => Outcome {
+                    verdict: report.decision,
+                    report: None,
+                    monorepo: Some(*report),
+                    written: None,
+                    error: None,
+                    report_error: None,
+                },
+                Err(e) => invalid(e),
+            }
+        }
+        Err(e) => return invalid(e),
+    };
     let result = async {
-        let report = read_report(path)?;
         let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
         check_report_contents(&report, &pins)?;
         rescore_static(&report, &pins).await?;
@@ -451,35 +508,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
             "exporting the current base and head".to_string(),
         ));
         let (base, head) = super::sides::obtain(&current, progress.as_ref()).await?;
-        for (label, recorded, now) in [
-            ("base", report.base.as_ref(), &base.export),
-            ("head", report.head.as_ref(), &head.export),
-        ] {
-            let recorded = recorded.expect("checked above");
-            if recorded.set_hash != now.set_hash {
-                let changed: Vec<String> = now
-                    .hashes
-                    .iter()
-                    .filter(|(n, h)| recorded.hashes.get(*n) != Some(*h))
-                    .map(|(n, _)| n.clone())
-                    .chain(
-                        recorded
-                            .hashes
-                            .keys()
-                            .filter(|n| !now.hashes.contains_key(*n))
-                            .cloned(),
-                    )
-                    .collect();
-                return Err(differs(format!(
-                    "the {label}'s tool definitions changed since the report: {}",
-                    if changed.is_empty() {
-                        "the set hash differs".to_string()
-                    } else {
-                        format!("`{}`", changed.join("`, `"))
-                    }
-                )));
-            }
-        }
+        same_exports(&report, &base.export, &head.export)?;
         Ok(report)
     }
     .await;
@@ -487,16 +516,174 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
         Ok(report) => Outcome {
             verdict: report.decision,
             report: Some(report),
+            monorepo: None,
             written: None,
             error: None,
             report_error: None,
         },
-        Err(e) => Outcome {
-            verdict: Verdict::Invalid,
-            report: None,
-            written: None,
-            error: Some(e),
-            report_error: None,
+        Err(e) => invalid(e),
+    }
+}
+
+fn invalid(e: Error) -> Outcome {
+    Outcome {
+        verdict: Verdict::Invalid,
+        report: None,
+        monorepo: None,
+        written: None,
+        error: Some(e),
+        report_error: None,
+    }
+}
+
+/// Reads a saved report of either shape (one server, or several).
+pub fn read_any_report(path: &Path) -> Result<AnyReport, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::io(
+            Stage::Check,
+            format!("cannot read the report {}", path.display()),
+            e,
+        )
+        .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
+    })?;
+    AnyReport::from_json(&text).map_err(|e| {
+        Error::new(
+            Stage::Check,
+            format!("{} is not a tdqs-gate report: {e}", path.display()),
+        )
+        .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
+    })
+}
+
+/// `--check` of a report over several servers: the whole (labels, names, the overall verdict
+/// and reason from the servers'), each server's report as a single one is checked, then each
+/// server's current exports from one pair of trees.
+async fn check_monorepo(
+    report: &MonorepoReport,
+    opts: &GateOptions,
+    progress: Arc<dyn Progress>,
+) -> Result<(), Error> {
+    let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
+    if report.schema_version != tdqs_core::report::REPORT_SCHEMA_VERSION {
+        return Err(differs(format!(
+            "the report has schema version {} but this tdqs-gate writes {}",
+            report.schema_version,
+            tdqs_core::report::REPORT_SCHEMA_VERSION
+        )));
+    }
+    let this = tdqs_core::report::Generator::default();
+    if report.generator != this {
+        return Err(differs(format!(
+            "the report says it was written by {} {} but this is {} {}",
+            report.generator.name, report.generator.version, this.name, this.version
+        )));
+    }
+    if report.decision == Verdict::Invalid || report.error.is_some() {
+        return Err(Error::new(
+            Stage::Check,
+            format!("the saved report is itself INVALID: {}", report.reason),
+        )
+        .with_advice("an INVALID run decided nothing; run the gate again"));
+    }
+    if report.servers.is_empty() {
+        return Err(differs("the report names no server"));
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for server in &report.servers {
+        if !crate::config::is_valid_server_name(&server.name)
+            || names.contains(&server.name.as_str())
+        {
+            return Err(differs(format!(
+                "the server name {:?} is not valid or not unique",
+                server.name
+            )));
+        }
+        names.push(&server.name);
+        let context = format!("server `{}`", server.name);
+        check_report_contents(&server.report, &pins).map_err(|e| e.context(&context))?;
+        rescore_static(&server.report, &pins)
+            .await
+            .map_err(|e| e.context(&context))?;
+    }
+    let decision = monorepo::overall(report.servers.iter().map(|s| s.report.decision));
+    if report.decision != decision || report.exit_code != decision.code() {
+        return Err(differs(format!(
+            "the recorded overall decision {} (exit code {}) does not follow from the servers',              which give {decision}",
+            report.decision, report.exit_code
+        )));
+    }
+    let reason = monorepo::overall_reason(&report.servers);
+    if report.reason != reason {
+        return Err(differs(format!(
+            "the recorded overall reason does not follow from the servers'; it should read:              {reason}"
+        )));
+    }
+    if report.scored != report.servers.iter().any(|s| s.report.scored) {
+        return Err(differs(
+            "the report's overall `scored` does not follow from the servers'",
+        ));
+    }
+
+    // The current exports: both sides checked out once, each server exported from them.
+    let first = &report.servers[0].report;
+    let mut current = opts.clone();
+    current.base = from_report(&first.base_revision, &first.base_commit, &opts.base)?;
+    current.head = from_report(&first.head_revision, &first.head_commit, &opts.head)?;
+    if matches!(current.base, SideSource::ExportFile(_))
+        || matches!(current.head, SideSource::ExportFile(_))
+    {
+        return Err(Error::usage(
+            "a report over several servers is checked against revisions, not export files",
+        )
+        .with_advice("pass --base and --head, or let the report's revisions be used"));
+    }
+    current.server.servers = names.iter().map(|n| n.to_string()).collect();
+    current.server.server = match names.as_slice() {
+        [one] => Some(one.to_string()),
+        _ => None,
+    };
+    progress.event(ProgressEvent::Note(
+        "exporting the current base and head of each server".to_string(),
+    ));
+    let trees = super::sides::open_trees(&current)?;
+    let targets =
+        super::monorepo::targets(trees.config.as_ref(), &current.server)?.ok_or_else(|| {
+            differs("the configuration no longer names several servers ([[server]] tables)")
+        })?;
+    let secrets = super::judges::secret_env_names(&opts.judge);
+    let (Some(base), Some(head)) = (trees.base.as_ref(), trees.head.as_ref()) else {
+        return Err(Error::internal("no trees to export from"));
+    };
+    for (target, server) in targets.iter().zip(&report.servers) {
+        let context = format!("server `{}`", server.name);
+        let prepared = super::monorepo::prepare(target, &trees.config_root, head, &secrets)
+            .map_err(|e| e.context(&context))?;
+        let (b, h) = super::monorepo::export_pair(&prepared, (base, head), progress.as_ref())
+            .await
+            .map_err(|e| e.context(&context))?;
+        same_exports(&server.report, &b.export, &h.export).map_err(|e| e.context(&context))?;
+    }
+    Ok(())
+}
+
+/// The side to export now: given explicitly, else the one the report records (a recorded
+/// revision at its recorded commit: a branch may have moved).
+fn from_report(
+    recorded: &Option<String>,
+    commit: &Option<String>,
+    given: &SideSource,
+) -> Result<SideSource, Error> {
+    match given {
+        SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
+            Some(tdqs_core::export::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
+            Some(rev) => Ok(SideSource::Revision(
+                commit.clone().unwrap_or_else(|| rev.to_string()),
+            )),
+            None => Err(Error::usage(
+                "the report was made from export files; pass --base-export and \
+                 --head-export (or --base / --head) to check it",
+            )),
         },
+        other => Ok(other.clone()),
     }
 }

@@ -9,6 +9,7 @@ pub mod check;
 pub mod decision;
 pub mod hook;
 pub mod judges;
+pub mod monorepo;
 pub mod options;
 pub mod prepare;
 pub mod session;
@@ -38,6 +39,8 @@ pub use options::*;
 pub struct Outcome {
     pub verdict: Verdict,
     pub report: Option<Report>,
+    /// The report of a run over several servers (then `report` is `None`).
+    pub monorepo: Option<tdqs_core::report::monorepo::MonorepoReport>,
     pub written: Option<write::Written>,
     /// The error behind an INVALID verdict.
     pub error: Option<Error>,
@@ -59,6 +62,28 @@ struct Draft {
 }
 
 impl Draft {
+    fn new(pins: Pins) -> Draft {
+        let mut draft = Draft {
+            pins,
+            base: None,
+            head: None,
+            scoring: None,
+            pairs: Vec::new(),
+            calls: CallStats::default(),
+            warnings: Vec::new(),
+            rule: None,
+            assessment: None,
+        };
+        if !draft.pins.is_embedded() {
+            draft.warnings.push(
+                "scored with pins other than the embedded tdqs/version.json: not the calibrated \
+                 configuration"
+                    .to_string(),
+            );
+        }
+        draft
+    }
+
     fn report(
         self,
         verdict: Verdict,
@@ -133,6 +158,7 @@ fn finish(
     let mut outcome = Outcome {
         verdict,
         report: None,
+        monorepo: None,
         written: None,
         error,
         report_error: None,
@@ -237,31 +263,35 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
             return Outcome {
                 verdict: Verdict::Invalid,
                 report: None,
+                monorepo: None,
                 written: None,
                 error: Some(e),
                 report_error: None,
             };
         }
     };
-    let mut draft = Draft {
-        pins,
-        base: None,
-        head: None,
-        scoring: None,
-        pairs: Vec::new(),
-        calls: CallStats::default(),
-        warnings: Vec::new(),
-        rule: None,
-        assessment: None,
-    };
-    if !draft.pins.is_embedded() {
-        draft.warnings.push(
-            "scored with pins other than the embedded tdqs/version.json: not the calibrated \
-             configuration"
-                .to_string(),
-        );
+    // Several servers ([[server]] tables, or --server given more than once) are gated by
+    // `monorepo`; both sides must then be trees. Trees that fail to open are left to the
+    // single-server path, which reports the failure as it always has.
+    let mut trees = None;
+    let both_trees = !matches!(opts.base, SideSource::ExportFile(_))
+        && !matches!(opts.head, SideSource::ExportFile(_));
+    if both_trees {
+        if let Ok(opened) = sides::open_trees(opts) {
+            match monorepo::targets(opened.config.as_ref(), &opts.server) {
+                Ok(Some(targets)) => {
+                    return monorepo::run(opts, progress, pins, opened, targets).await
+                }
+                Ok(None) => trees = Some(opened),
+                Err(e) => {
+                    drop(opened);
+                    return monorepo::failed(opts, e);
+                }
+            }
+        }
     }
-    match run_inner(opts, progress, &mut draft).await {
+    let mut draft = Draft::new(pins);
+    match run_inner(opts, progress, &mut draft, trees).await {
         Ok((verdict, reason, medians)) => finish(draft, verdict, reason, medians, None, opts),
         Err(e) => {
             let reason = e.summary();
@@ -282,35 +312,23 @@ pub(crate) fn unchanged_reason(set_hash: &str) -> String {
 pub(crate) const BASE_EMPTY_REASON: &str = "The base lists no tools, so there is no score the \
     head could fall below; nothing was scored.";
 
-type Decided = (Verdict, String, Option<decide::Medians>);
+pub(crate) type Decided = (Verdict, String, Option<decide::Medians>);
 
 async fn run_inner(
     opts: &GateOptions,
     progress: Arc<dyn Progress>,
     draft: &mut Draft,
+    trees: Option<sides::Trees>,
 ) -> Result<Decided, Error> {
     // The judge is built first (cheap, runs nothing); its failure is held until a model is known
     // to be needed.
-    let judge = judges::build(&opts.judge, &draft.pins);
+    let mut judge = JudgeSlot::new(judges::build(&opts.judge, &draft.pins));
 
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));
-    let (base, head) = sides::obtain(opts, progress.as_ref()).await?;
-    draft
-        .warnings
-        .extend(base.export.warnings.iter().map(|w| format!("base: {w}")));
-    draft
-        .warnings
-        .extend(head.export.warnings.iter().map(|w| format!("head: {w}")));
-    same_probe(&base.export, &head.export)?;
-    let unchanged = base.export.set_hash == head.export.set_hash;
-    let base_empty = base.export.tools.is_empty();
-    let head_empty = head.export.tools.is_empty();
-    draft.base = Some(base);
-    draft.head = Some(head);
-    let (base, head) = (draft.base.as_ref().unwrap(), draft.head.as_ref().unwrap());
-
+    let (base, head) = sides::obtain_from(trees, opts, progress.as_ref()).await?;
+    let unchanged = record_sides(draft, base, head)?;
     if !unchanged {
         // A listing that changes from start to start would be scored as a change: export each
         // side once more before any model call, and refuse a side that lists differently.
@@ -319,9 +337,106 @@ async fn run_inner(
                 .to_string(),
         ));
         let (base_again, head_again) = sides::obtain(opts, progress.as_ref()).await?;
-        stable("base", &base.export, &base_again.export)?;
-        stable("head", &head.export, &head_again.export)?;
+        check_stable(draft, &base_again, &head_again)?;
     }
+    decide_recorded(opts, progress, draft, unchanged, &mut judge).await
+}
+
+/// Records both sides' exports and warnings in the draft; true when their definitions are equal.
+fn record_sides(
+    draft: &mut Draft,
+    base: sides::SideExport,
+    head: sides::SideExport,
+) -> Result<bool, Error> {
+    draft
+        .warnings
+        .extend(base.export.warnings.iter().map(|w| format!("base: {w}")));
+    draft
+        .warnings
+        .extend(head.export.warnings.iter().map(|w| format!("head: {w}")));
+    same_probe(&base.export, &head.export)?;
+    let unchanged = base.export.set_hash == head.export.set_hash;
+    draft.base = Some(base);
+    draft.head = Some(head);
+    Ok(unchanged)
+}
+
+/// Each side's second export must list what its first did.
+fn check_stable(
+    draft: &Draft,
+    base_again: &sides::SideExport,
+    head_again: &sides::SideExport,
+) -> Result<(), Error> {
+    let (Some(base), Some(head)) = (draft.base.as_ref(), draft.head.as_ref()) else {
+        return Err(Error::internal("no exports to compare"));
+    };
+    stable("base", &base.export, &base_again.export)?;
+    stable("head", &head.export, &head_again.export)
+}
+
+/// The judge of a run, built once and opened (preflight, prompts) at most once, when the first
+/// server whose definitions changed needs it; every later server shares the session.
+pub(crate) struct JudgeSlot {
+    judge: Option<Result<Arc<dyn crate::judge::Judge>, Error>>,
+    session: Option<Result<ScoringSession, Error>>,
+}
+
+impl JudgeSlot {
+    pub(crate) fn new(judge: Result<Arc<dyn crate::judge::Judge>, Error>) -> JudgeSlot {
+        JudgeSlot {
+            judge: Some(judge),
+            session: None,
+        }
+    }
+
+    async fn session(
+        &mut self,
+        opts: &GateOptions,
+        pins: &Pins,
+        sharing: Sharing,
+        progress: &Arc<dyn Progress>,
+    ) -> Result<&mut ScoringSession, Error> {
+        let cannot_run = "the definitions changed and need a judge, but the judge cannot run";
+        if self.session.is_none() {
+            let opened = match self.judge.take() {
+                Some(Ok(judge)) => {
+                    ScoringSession::open(
+                        judge,
+                        &opts.judge,
+                        pins,
+                        sharing,
+                        Arc::clone(progress),
+                        Some(cannot_run),
+                    )
+                    .await
+                }
+                Some(Err(e)) => Err(e.context(cannot_run)),
+                None => Err(Error::internal("the judge was taken twice")),
+            };
+            self.session = Some(opened);
+        }
+        match self.session.as_mut() {
+            Some(Ok(session)) => Ok(session),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Error::internal("no scoring session")),
+        }
+    }
+}
+
+/// Decides from the exports recorded in the draft: the checks on what was exported, then PASS
+/// on equal definitions or an empty base, else scoring pairs until the rule decides.
+async fn decide_recorded(
+    opts: &GateOptions,
+    progress: Arc<dyn Progress>,
+    draft: &mut Draft,
+    unchanged: bool,
+    judge: &mut JudgeSlot,
+) -> Result<Decided, Error> {
+    let (Some(base), Some(head)) = (draft.base.as_ref(), draft.head.as_ref()) else {
+        return Err(Error::internal("no exports to decide on"));
+    };
+    let base_empty = base.export.tools.is_empty();
+    let head_empty = head.export.tools.is_empty();
     if let Some(why) = &head.blind {
         if unchanged {
             // Equal hashes from a plan that runs the same installed code on both sides say
@@ -381,8 +496,6 @@ async fn run_inner(
         ));
     }
 
-    let cannot_run = "the definitions changed and need a judge, but the judge cannot run";
-    let judge = judge.map_err(|e| e.context(cannot_run))?;
     let rule_in_use = tdqs_core::decide::RuleInUse::resolve(
         opts.decision_rule,
         &draft.pins,
@@ -394,20 +507,15 @@ async fn run_inner(
         identical_questions: opts.share_identical,
         unchanged_tools: rule_in_use.reuses_unchanged(),
     };
-    let session = ScoringSession::open(
-        judge,
-        &opts.judge,
-        &draft.pins,
-        sharing,
-        Arc::clone(&progress),
-        Some(cannot_run),
-    )
-    .await?;
+    let session = judge.session(opts, &draft.pins, sharing, &progress).await?;
+    // Each server of a monorepo is scored as if it were alone: no answer kept from another
+    // server's pairs is reused (a fresh session starts empty anyway).
+    session.scorer.memo = Default::default();
     draft.warnings.extend(session.warnings.iter().cloned());
     let base_prepared = session.prepare(&base.export)?;
     let head_prepared = session.prepare(&head.export)?;
     draft.scoring = Some(session.scoring.clone());
-    let scorer = session.scorer;
+    let scorer = &session.scorer;
     let rule: ConfirmationRule = ConfirmationRule::from_pins(&draft.pins);
     loop {
         match decision::step(&draft.pairs, rule_in_use, rule) {

@@ -13,7 +13,12 @@ pub struct ServerOptions {
     pub command: Option<String>,
     /// `--url`: the server's Streamable HTTP endpoint.
     pub url: Option<String>,
+    /// `--server NAME` when given once: a host manifest entry, or with `[[server]]` tables the
+    /// table to start.
     pub server: Option<String>,
+    /// Every `--server NAME`, in order: with several (or with `[[server]]` tables), the gate
+    /// gates each named server (see `gate::monorepo`).
+    pub servers: Vec<String>,
     pub timeout: Option<Duration>,
     pub max_message_bytes: Option<usize>,
     pub max_listing_bytes: Option<usize>,

@@ -3,7 +3,9 @@
 //!
 //! One configuration drives both sides: the head's `tdqs-gate.toml` (or manifest, or
 //! `--command`), with `{root}` standing for each side's tree. The two servers run at the same
-//! time; each worktree is removed as soon as its export is done.
+//! time; each worktree is removed as soon as its export is done. Several servers of one
+//! repository ([`super::monorepo`]) share one pair of trees ([`Trees`], [`export_in`]), removed
+//! when every server is done.
 
 use std::path::Path;
 
@@ -31,7 +33,7 @@ pub struct SideExport {
     pub blind: Option<String>,
 }
 
-fn read_file_side(path: &Path) -> Result<SideExport, Error> {
+pub(super) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
     let export = crate::export::file::read_export(path)?;
     tdqs_core::digest::verify_export(&export)
         .map_err(|e| e.context(format!("the export file {}", path.display())))?;
@@ -74,15 +76,77 @@ fn command_line_limits(server: &ServerOptions, mut limits: ExportLimits) -> Expo
     limits
 }
 
+/// The launch plan, probe profile and `[decision]` table shared by both sides.
+pub(super) type Planned = (LaunchPlan, ProbeProfile, crate::config::DecisionConfig);
+
 /// The launch plan and probe profile shared by both sides, read from the head's tree.
-fn plan(
+fn plan(head_root: &Path, server: &ServerOptions, secrets: &[String]) -> Result<Planned, Error> {
+    let config = Config::load(head_root)?;
+    let (config, server) = one_server(config, server)?;
+    plan_with(config.as_ref(), head_root, &server, secrets)
+}
+
+/// With `[[server]]` tables, the one server a single-server command starts: the table named by
+/// `--server NAME`, or the only table. Without tables, the configuration as it is.
+fn one_server(
+    config: Option<Config>,
+    server: &ServerOptions,
+) -> Result<(Option<Config>, ServerOptions), Error> {
+    if server.servers.len() > 1 {
+        return Err(Error::usage(format!(
+            "--server is given {} times, but this command exports one server",
+            server.servers.len()
+        ))
+        .with_advice("give one --server NAME (several are for the gate itself)"));
+    }
+    let Some(config) = config else {
+        return Ok((None, server.clone()));
+    };
+    if config.servers.is_empty() {
+        return Ok((Some(config), server.clone()));
+    }
+    let names = config.server_names();
+    let name = match (&server.server, names.as_slice()) {
+        (Some(name), _) => name.clone(),
+        (None, [only]) => only.clone(),
+        (None, _) => {
+            return Err(Error::usage(format!(
+                "{} has several [[server]] tables ({}), and this command exports one",
+                config.path.display(),
+                names.join(", ")
+            ))
+            .with_advice("name the server to export with --server NAME"))
+        }
+    };
+    let one = config
+        .for_server(&name)
+        .ok_or_else(|| unknown_server(&name, &config))?;
+    // The name picked a table, not a host manifest entry.
+    let mut server = server.clone();
+    server.server = None;
+    server.servers.clear();
+    Ok((Some(one), server))
+}
+
+/// `--server NAME` that names no `[[server]]` table.
+pub(super) fn unknown_server(name: &str, config: &Config) -> Error {
+    Error::usage(format!(
+        "--server {name}: {} has no [[server]] table named `{name}`; its servers are {}",
+        config.path.display(),
+        config.server_names().join(", ")
+    ))
+    .with_advice("pass one of those names, or add a [[server]] table with that name")
+}
+
+/// The launch plan and probe profile from a configuration already read (one server's).
+pub(super) fn plan_with(
+    config: Option<&Config>,
     head_root: &Path,
     server: &ServerOptions,
     secrets: &[String],
-) -> Result<(LaunchPlan, ProbeProfile, crate::config::DecisionConfig), Error> {
-    let config = Config::load(head_root)?;
+) -> Result<Planned, Error> {
     let mut base_limits = ExportLimits::default();
-    if let Some(server_config) = config.as_ref().and_then(|c| c.server.as_ref()) {
+    if let Some(server_config) = config.and_then(|c| c.server.as_ref()) {
         base_limits = server_config.apply_limits(base_limits);
     }
     // The command line wins over the configuration.
@@ -91,7 +155,7 @@ fn plan(
         command: server.command.as_deref(),
         url: server.url.as_deref(),
         server: server.server.as_deref(),
-        config: config.as_ref(),
+        config,
         manifest_root: head_root,
         exclude_env: secrets,
         limits: base_limits,
@@ -102,8 +166,8 @@ fn plan(
         tdqs_core::redact::register_secret(&value);
     }
     plan.override_limits(|limits| command_line_limits(server, limits));
-    let decision = config.as_ref().map(|c| c.decision).unwrap_or_default();
-    Ok((plan, probe_profile(config.as_ref(), server), decision))
+    let decision = config.map(|c| c.decision).unwrap_or_default();
+    Ok((plan, probe_profile(config, server), decision))
 }
 
 /// Starts one side's server and exports its tools; the worktree is removed afterwards.
@@ -114,9 +178,53 @@ async fn export_side(
     progress: &dyn Progress,
     side_name: &str,
 ) -> Result<SideExport, Error> {
-    let label = side.revision_label.clone();
     let commit = side.commit.clone();
     let temporary_root = side.is_temporary().then(|| side.root.clone());
+    let result = export_in(&side, plan, probe, progress, side_name).await;
+    // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
+    let closed = side.close();
+    let export = result.map_err(|e| reproducible(e, temporary_root.as_deref(), &commit))?;
+    closed?;
+    Ok(export)
+}
+
+/// An error's reproduction, rewritten for a temporary worktree that is gone by the time the
+/// user reads it: the reproduction recreates it.
+pub(super) fn reproducible(
+    mut e: Error,
+    temporary_root: Option<&Path>,
+    commit: &Option<String>,
+) -> Error {
+    if let (Some(root), Some(commit), Some(cmd)) = (temporary_root, commit, &e.reproduce) {
+        let root_text = root.display().to_string();
+        if cmd.contains(&root_text) {
+            // A folder name of its own: a hand-made `tdqs-gate-*` worktree would look like
+            // one of the gate's (it carries no owner marker, so it is never deleted).
+            let short = &commit[..commit.len().min(12)];
+            let fresh = root
+                .with_file_name(format!("tdqs-reproduce-{short}"))
+                .display()
+                .to_string();
+            e.reproduce = Some(format!(
+                "git worktree add --detach {fresh} {commit} && {} ; git worktree remove --force {fresh}",
+                cmd.replace(&root_text, &fresh)
+            ));
+        }
+    }
+    e
+}
+
+/// Starts one side's server in `side`'s tree and exports its tools; the tree stays (several
+/// servers of a monorepo are exported from one worktree).
+pub(super) async fn export_in(
+    side: &Side,
+    plan: &LaunchPlan,
+    probe: &ProbeProfile,
+    progress: &dyn Progress,
+    side_name: &str,
+) -> Result<SideExport, Error> {
+    let label = side.revision_label.clone();
+    let commit = side.commit.clone();
     // Setup commands of the pull request must not change the user's working tree: they run in
     // a scratch copy of it (see crate::revision::scratch) unless setup-in-place says otherwise.
     let scratch = if !side.is_temporary()
@@ -126,10 +234,7 @@ async fn export_side(
     {
         match crate::revision::scratch::copy_working_tree(&side.root) {
             Ok(copy) => Some(copy),
-            Err(e) => {
-                let _ = side.close();
-                return Err(e.context(format!("copying {label}")));
-            }
+            Err(e) => return Err(e.context(format!("copying {label}"))),
         }
     } else {
         None
@@ -192,29 +297,7 @@ async fn export_side(
         None => result,
     };
     let scratch_closed = scratch.map_or(Ok(()), |copy| copy.close());
-    // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
-    let closed = side.close();
-    let export = result.map_err(|mut e| {
-        // The temporary worktree is gone once we return: the reproduction must recreate it.
-        if let (Some(root), Some(commit), Some(cmd)) = (&temporary_root, &commit, &e.reproduce) {
-            let root_text = root.display().to_string();
-            if cmd.contains(&root_text) {
-                // A folder name of its own: a hand-made `tdqs-gate-*` worktree would look like
-                // one of the gate's (it carries no owner marker, so it is never deleted).
-                let short = &commit[..commit.len().min(12)];
-                let fresh = root
-                    .with_file_name(format!("tdqs-reproduce-{short}"))
-                    .display()
-                    .to_string();
-                e.reproduce = Some(format!(
-                    "git worktree add --detach {fresh} {commit} && {} ; git worktree remove --force {fresh}",
-                    cmd.replace(&root_text, &fresh)
-                ));
-            }
-        }
-        e
-    })?;
-    closed?;
+    let export = result?;
     scratch_closed?;
     Ok(SideExport {
         export,
@@ -225,7 +308,7 @@ async fn export_side(
     })
 }
 
-fn side_of(repo: &revision::Repo, source: &SideSource) -> Result<Side, Error> {
+pub(super) fn side_of(repo: &revision::Repo, source: &SideSource) -> Result<Side, Error> {
     match source {
         SideSource::Revision(rev) => repo.checkout(rev),
         SideSource::WorkingTree => repo.working_tree(),
@@ -233,8 +316,57 @@ fn side_of(repo: &revision::Repo, source: &SideSource) -> Result<Side, Error> {
     }
 }
 
+/// Both sides checked out (a side given as an export file has none), and the configuration
+/// read from the head's tree (with a head export file, from the working tree).
+pub(super) struct Trees {
+    pub base: Option<Side>,
+    pub head: Option<Side>,
+    pub config: Option<Config>,
+    pub config_root: std::path::PathBuf,
+    /// Keeps the working tree's side alive when it is only read for the configuration.
+    _config_side: Option<Side>,
+}
+
+/// Checks out both sides (a bad revision fails before any server starts) and reads the
+/// configuration.
+pub(super) fn open_trees(opts: &GateOptions) -> Result<Trees, Error> {
+    let repo = revision::open(opts.repo.as_deref())?;
+    let head = match &opts.head {
+        SideSource::ExportFile(_) => None,
+        other => Some(side_of(&repo, other)?),
+    };
+    let base = match &opts.base {
+        SideSource::ExportFile(_) => None,
+        other => Some(side_of(&repo, other)?),
+    };
+    let (config_root, config_side) = match &head {
+        Some(side) => (side.root.clone(), None),
+        None => {
+            let side = repo.working_tree()?;
+            (side.root.clone(), Some(side))
+        }
+    };
+    let config = Config::load(&config_root)?;
+    Ok(Trees {
+        base,
+        head,
+        config,
+        config_root,
+        _config_side: config_side,
+    })
+}
+
 /// Both sides' exports.
 pub async fn obtain(
+    opts: &GateOptions,
+    progress: &dyn Progress,
+) -> Result<(SideExport, SideExport), Error> {
+    obtain_from(None, opts, progress).await
+}
+
+/// Both sides' exports, from trees already checked out when given.
+pub(super) async fn obtain_from(
+    trees: Option<Trees>,
     opts: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<(SideExport, SideExport), Error> {
@@ -244,27 +376,20 @@ pub async fn obtain(
             Ok((read_file_side(b)?, read_file_side(h)?))
         }
         (base, head) => {
-            let repo = revision::open(opts.repo.as_deref())?;
-            // Check out both sides first: a bad revision fails before any server starts.
-            let head_side = match head {
-                SideSource::ExportFile(_) => None,
-                other => Some(side_of(&repo, other)?),
+            let trees = match trees {
+                Some(trees) => trees,
+                None => open_trees(opts)?,
             };
-            let base_side = match base {
-                SideSource::ExportFile(_) => None,
-                other => Some(side_of(&repo, other)?),
-            };
-            // The configuration is read from the head's tree; with a head export file, from the
-            // working tree.
-            let config_side;
-            let config_root = match &head_side {
-                Some(side) => side.root.clone(),
-                None => {
-                    config_side = repo.working_tree()?;
-                    config_side.root.clone()
-                }
-            };
-            let (plan, probe, decision) = plan(&config_root, &opts.server, &secrets)?;
+            let Trees {
+                base: base_side,
+                head: head_side,
+                config,
+                config_root,
+                _config_side,
+            } = trees;
+            let (config, server) = one_server(config, &opts.server)?;
+            let (plan, probe, decision) =
+                plan_with(config.as_ref(), &config_root, &server, &secrets)?;
             if let (Some(url), false, false) = (
                 plan.fixed_url(),
                 matches!(base, SideSource::ExportFile(_)),
@@ -300,7 +425,7 @@ pub async fn obtain(
 }
 
 /// The gate needs each revision's own server: a URL without `{port}` reaches one server only.
-fn fixed_url_error(url: &str, origin: &str) -> Error {
+pub(super) fn fixed_url_error(url: &str, origin: &str) -> Error {
     let masked = crate::export::command_secrets::mask_command(&[url.to_string()]).join(" ");
     Error::usage(format!(
         "the server URL {masked} (from {origin}) is fixed, but the gate exports two revisions: \

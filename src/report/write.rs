@@ -9,6 +9,7 @@ use tdqs_core::redact::redact;
 
 use tdqs_core::report::html::{self, REPORT_HTML};
 use tdqs_core::report::markdown;
+use tdqs_core::report::monorepo::{self, MonorepoReport};
 use tdqs_core::report::{Report, REPORT_JSON, REPORT_MARKDOWN};
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so a reader
@@ -137,18 +138,54 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<Written, Error> {
 }
 
 fn write_pair(dir: &Path, report: &Report) -> Result<Written, Error> {
+    write_texts(
+        dir,
+        to_json(report)?,
+        redact(&markdown::render(report)),
+        redact(&html::render(report)),
+    )
+}
+
+/// Serialises a monorepo report, with secrets masked.
+pub fn monorepo_to_json(report: &MonorepoReport) -> Result<String, Error> {
+    let text = serde_json::to_string_pretty(report)
+        .map_err(|e| Error::internal(format!("cannot serialise the report: {e}")))?;
+    Ok(redact(&text) + "\n")
+}
+
+/// [`write_report`] for a run over several servers: one JSON report, one Markdown summary and
+/// one HTML page for all of them, written as a set the same way.
+pub fn write_monorepo_report(dir: &Path, report: &MonorepoReport) -> Result<Written, Error> {
+    let result = monorepo_to_json(report).and_then(|json| {
+        write_texts(
+            dir,
+            json,
+            redact(&monorepo::render(report)),
+            redact(&html::render_monorepo(report)),
+        )
+    });
+    if result.is_err() {
+        remove_stale(dir);
+    }
+    result
+}
+
+fn write_texts(
+    dir: &Path,
+    json_text: String,
+    markdown_text: String,
+    html_text: String,
+) -> Result<Written, Error> {
     check_report_dir(dir)?;
     let json = dir.join(REPORT_JSON);
     let md_path = dir.join(REPORT_MARKDOWN);
     let html_path = dir.join(REPORT_HTML);
-    let markdown_text = redact(&markdown::render(report));
-    let html_text = redact(&html::render(report));
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::io(Stage::Report, format!("cannot create {}", dir.display()), e)
             .with_advice("choose a writable folder with --report-dir")
     })?;
     check_report_dir(dir)?;
-    let json_tmp = staged(dir, to_json(report)?.as_bytes())?;
+    let json_tmp = staged(dir, json_text.as_bytes())?;
     let md_tmp = staged(dir, markdown_text.as_bytes())?;
     let html_tmp = staged(dir, html_text.as_bytes())?;
     // A rename replaces a link at the destination instead of writing through it. The JSON goes
@@ -210,6 +247,42 @@ pub fn github_outputs(report: &Report, written: Option<&Written>) -> Result<(), 
         );
         if let Some(w) = written {
             lines.push_str(&format!("report={}\n", w.json.display()));
+        }
+        append(Path::new(&output), &lines)?;
+    }
+    Ok(())
+}
+
+/// [`github_outputs`] for a run over several servers: the summary, `decision` and `scored` of
+/// the whole run, `report`, and one `decision-NAME` per server.
+pub fn github_monorepo_outputs(
+    report: &MonorepoReport,
+    written: Option<&Written>,
+) -> Result<(), Error> {
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
+        let text = match written {
+            Some(w) => w.markdown_text.clone(),
+            None => redact(&monorepo::render(report)),
+        };
+        append(Path::new(&summary), &(text + "\n"))?;
+    }
+    if let Some(output) = std::env::var_os("GITHUB_OUTPUT").filter(|v| !v.is_empty()) {
+        let mut lines = format!(
+            "decision={}\nscored={}\n",
+            report.decision.as_str(),
+            report.scored
+        );
+        if let Some(w) = written {
+            lines.push_str(&format!("report={}\n", w.json.display()));
+        }
+        // Server names are letters, digits, `-`, `_` and `.` (checked when read), so each
+        // makes a valid output name.
+        for server in &report.servers {
+            lines.push_str(&format!(
+                "decision-{}={}\n",
+                server.name,
+                server.report.decision.as_str()
+            ));
         }
         append(Path::new(&output), &lines)?;
     }

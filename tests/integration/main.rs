@@ -13,6 +13,7 @@ mod http_judges;
 mod http_stub;
 mod issue_14;
 mod issue_17;
+mod issue_17_monorepo;
 mod launch;
 mod lint;
 mod loopback;

@@ -23,6 +23,7 @@ use crate::score::SideScore;
 
 use super::changed::ToolChange;
 use super::model::*;
+use super::monorepo::MonorepoReport;
 
 /// The file name of the HTML report, beside [`REPORT_JSON`] and [`REPORT_MARKDOWN`].
 pub const REPORT_HTML: &str = "tool-definition-score.html";
@@ -198,8 +199,68 @@ fn server_name(report: &Report) -> Option<&str> {
         .or_else(|| report.base.as_ref().and_then(|e| e.server_name.as_deref()))
 }
 
+/// The page of a run over several servers: the overall verdict and a table of the servers,
+/// then one section per server, headed by its `[[server]]` name.
+pub fn render_monorepo(report: &MonorepoReport) -> String {
+    let mut overview = String::new();
+    let verdict = report.decision.as_str();
+    let _ = writeln!(
+        overview,
+        "<section class=\"overall\" data-decision=\"{verdict}\" data-exit-code=\"{}\">",
+        report.exit_code
+    );
+    let _ = writeln!(
+        overview,
+        "<h2><span class=\"verdict verdict-{verdict}\">{}</span> · {} servers</h2>",
+        report.decision,
+        report.servers.len()
+    );
+    let _ = writeln!(
+        overview,
+        "<p class=\"reason\">{}</p>",
+        inline_code(&escape(&report.reason))
+    );
+    if let Some(error) = &report.error {
+        let _ = writeln!(
+            overview,
+            "<p>Failed at the <b>{}</b> stage: {}</p>",
+            escape(error.stage.as_str()),
+            escape(&error.cause)
+        );
+    }
+    if !report.servers.is_empty() {
+        overview.push_str("<table>\n<tr><th>server</th><th>verdict</th><th>reason</th></tr>\n");
+        for server in &report.servers {
+            let _ = writeln!(
+                overview,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                escape(&server.name),
+                server.report.decision,
+                inline_code(&escape(&server.report.reason))
+            );
+        }
+        overview.push_str("</table>\n");
+    }
+    overview.push_str("</section>\n");
+    let mut sections = vec![overview];
+    sections.extend(
+        report
+            .servers
+            .iter()
+            .map(|server| section(&server.report, Some(&server.name))),
+    );
+    let title = format!("Tool definition score: {}", report.decision);
+    document(&title, &sections)
+}
+
 /// The section of one server's report: verdict, decision with its pairs, charts, what fell.
 pub fn render_server_section(report: &Report) -> String {
+    section(report, None)
+}
+
+/// One server's section; `table_name` (a monorepo's `[[server]]` name) heads it when given,
+/// otherwise the name the server reported.
+fn section(report: &Report, table_name: Option<&str>) -> String {
     let mut out = String::new();
     let verdict = report.decision.as_str();
     let _ = writeln!(
@@ -207,7 +268,8 @@ pub fn render_server_section(report: &Report) -> String {
         "<section class=\"server\" data-decision=\"{verdict}\" data-exit-code=\"{}\">",
         report.exit_code
     );
-    let name = server_name(report)
+    let name = table_name
+        .or_else(|| server_name(report))
         .map(|n| format!(" · <code>{}</code>", escape(n)))
         .unwrap_or_default();
     let _ = writeln!(

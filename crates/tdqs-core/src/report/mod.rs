@@ -9,6 +9,7 @@ pub mod html;
 pub mod markdown;
 pub mod md_escape;
 pub mod model;
+pub mod monorepo;
 pub mod text;
 
 pub use model::*;

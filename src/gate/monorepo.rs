@@ -1,0 +1,310 @@
+//! Several servers of one repository gated in one run: the `[[server]]` tables of
+//! `tdqs-gate.toml` (all of them, or those named by `--server NAME`), or several `--server NAME`
+//! entries of a host manifest.
+//!
+//! The base is checked out once and the head's tree read once for all servers. Each server is
+//! then exported, hashed, scored and decided exactly as a single server is, one server after the
+//! other (both sides of one server at the same time, as for a single server). The judge is
+//! built once and opened (preflight, prompt fetch) only when the first changed server needs it;
+//! later servers share that session, so an unchanged server is PASS with no model call whatever
+//! the others did. A server that fails is INVALID in its own report and the next server is still
+//! gated; one report holds them all (see [`tdqs_core::report::monorepo`]).
+
+use std::sync::Arc;
+
+use super::sides::{self, Trees};
+use super::{judges, Draft, GateOptions, JudgeSlot, Outcome, ServerOptions};
+use crate::config::{is_valid_server_name, Config};
+use crate::report::write;
+use crate::revision::Side;
+use crate::score::side::{Progress, ProgressEvent};
+use tdqs_core::error::Error;
+use tdqs_core::exit::Verdict;
+use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
+use tdqs_core::report::ReportError;
+use tdqs_core::spec::pins::Pins;
+
+/// One server to gate: its name, the configuration it is started from (its `[[server]]` table
+/// as the `[server]` table) and the command-line options for it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    config: Option<Config>,
+    server: ServerOptions,
+}
+
+/// The servers to gate when the run covers several, `None` for a single-server run: the
+/// configuration has `[[server]]` tables, or `--server` is given more than once.
+pub fn targets(
+    config: Option<&Config>,
+    server: &ServerOptions,
+) -> Result<Option<Vec<Target>>, Error> {
+    let mut given: Vec<String> = Vec::new();
+    for name in &server.servers {
+        if given.contains(name) {
+            return Err(Error::usage(format!("--server {name} is given twice"))
+                .with_advice("name each server once"));
+        }
+        given.push(name.clone());
+    }
+    match config.filter(|c| !c.servers.is_empty()) {
+        Some(config) => {
+            if server.command.is_some() || server.url.is_some() {
+                return Err(Error::usage(format!(
+                    "--command and --url start one server, but {} has [[server]] tables ({})",
+                    config.path.display(),
+                    config.server_names().join(", ")
+                ))
+                .with_advice(
+                    "drop --command/--url and let each [[server]] table say how its server \
+                     starts; --server NAME gates only the tables named",
+                ));
+            }
+            let names = if given.is_empty() {
+                config.server_names()
+            } else {
+                given
+            };
+            let mut targets = Vec::with_capacity(names.len());
+            for name in names {
+                let one = config
+                    .for_server(&name)
+                    .ok_or_else(|| sides::unknown_server(&name, config))?;
+                let mut options = server.clone();
+                options.server = None;
+                options.servers.clear();
+                targets.push(Target {
+                    name,
+                    config: Some(one),
+                    server: options,
+                });
+            }
+            Ok(Some(targets))
+        }
+        None if given.len() > 1 => {
+            let mut targets = Vec::with_capacity(given.len());
+            for name in given {
+                if !is_valid_server_name(&name) {
+                    return Err(Error::usage(format!(
+                        "--server {name:?}: to gate several manifest entries in one run, each \
+                         name must be 1 to 64 letters, digits, `-`, `_` or `.` (it names the \
+                         server in the report and in the GitHub outputs)"
+                    ))
+                    .with_advice(
+                        "rename the entry, or write [[server]] tables in tdqs-gate.toml with \
+                         names of your choice",
+                    ));
+                }
+                let mut options = server.clone();
+                options.server = Some(name.clone());
+                options.servers.clear();
+                targets.push(Target {
+                    name,
+                    config: config.cloned(),
+                    server: options,
+                });
+            }
+            Ok(Some(targets))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Runs the gate over several servers and writes one report.
+pub(super) async fn run(
+    opts: &GateOptions,
+    progress: Arc<dyn Progress>,
+    pins: Pins,
+    trees: Trees,
+    targets: Vec<Target>,
+) -> Outcome {
+    let mut judge = JudgeSlot::new(judges::build(&opts.judge, &pins));
+    let secrets = judges::secret_env_names(&opts.judge);
+    let Trees {
+        base,
+        head,
+        config_root,
+        ..
+    } = trees;
+    let (Some(base), Some(head)) = (base, head) else {
+        return failed(
+            opts,
+            Error::internal("a monorepo run needs both sides' trees"),
+        );
+    };
+    let mut servers = Vec::with_capacity(targets.len());
+    for target in &targets {
+        progress.event(ProgressEvent::Note(format!(
+            "server `{}`: exporting the base and the head",
+            target.name
+        )));
+        let mut draft = Draft::new(pins.clone());
+        let decided = one_server(
+            opts,
+            &progress,
+            &mut draft,
+            (&base, &head),
+            &config_root,
+            target,
+            &secrets,
+            &mut judge,
+        )
+        .await;
+        let report = match decided {
+            Ok((verdict, reason, medians)) => draft.report(verdict, reason, medians, None),
+            Err(e) => draft.report(Verdict::Invalid, e.summary(), None, Some(&e)),
+        };
+        progress.event(ProgressEvent::Note(format!(
+            "server `{}`: {}",
+            target.name, report.decision
+        )));
+        servers.push(ServerReport {
+            name: target.name.clone(),
+            report,
+        });
+    }
+    // The worktree is removed now; failing to remove it is a defect the run reports.
+    let closed = base.close().and(head.close());
+    let mut report = MonorepoReport::new(servers);
+    if let Err(e) = closed {
+        report.decision = Verdict::Invalid;
+        report.exit_code = Verdict::Invalid.code();
+        report.reason = e.summary();
+        report.error = Some(report_error(&e));
+    }
+    finish(opts, report)
+}
+
+fn report_error(e: &Error) -> ReportError {
+    ReportError {
+        stage: e.stage,
+        cause: e.cause.clone(),
+        advice: e.advice.clone(),
+    }
+}
+
+/// An INVALID run over several servers that gated none of them (an unknown `--server NAME`).
+pub(super) fn failed(opts: &GateOptions, e: Error) -> Outcome {
+    let report = MonorepoReport::failed(report_error(&e), e.summary());
+    let mut outcome = finish(opts, report);
+    outcome.error = Some(e);
+    outcome
+}
+
+/// Exports, checks and decides one server in the shared trees.
+#[allow(clippy::too_many_arguments)]
+async fn one_server(
+    opts: &GateOptions,
+    progress: &Arc<dyn Progress>,
+    draft: &mut Draft,
+    (base, head): (&Side, &Side),
+    config_root: &std::path::Path,
+    target: &Target,
+    secrets: &[String],
+    judge: &mut JudgeSlot,
+) -> Result<super::Decided, Error> {
+    let prepared = prepare(target, config_root, head, secrets)?;
+    let (b, h) = export_pair(&prepared, (base, head), progress.as_ref()).await?;
+    let unchanged = super::record_sides(draft, b, h)?;
+    if !unchanged {
+        progress.event(ProgressEvent::Note(format!(
+            "server `{}`: the definitions differ: exporting each side again to check its \
+             listing is stable",
+            target.name
+        )));
+        let (b, h) = export_pair(&prepared, (base, head), progress.as_ref()).await?;
+        super::check_stable(draft, &b, &h)?;
+    }
+    super::decide_recorded(opts, Arc::clone(progress), draft, unchanged, judge).await
+}
+
+/// How one server of the run is started.
+pub(super) struct Prepared {
+    /// The server's name, before `base`/`head` in progress lines.
+    name: String,
+    plan: crate::export::launch::LaunchPlan,
+    probe: tdqs_core::export::ProbeProfile,
+    decision: crate::config::DecisionConfig,
+    blind: Option<String>,
+}
+
+/// The launch plan of one server, from its table and the command line.
+pub(super) fn prepare(
+    target: &Target,
+    config_root: &std::path::Path,
+    head: &Side,
+    secrets: &[String],
+) -> Result<Prepared, Error> {
+    let (plan, probe, decision) =
+        sides::plan_with(target.config.as_ref(), config_root, &target.server, secrets)?;
+    if let Some(url) = plan.fixed_url() {
+        return Err(sides::fixed_url_error(url, plan.origin()));
+    }
+    let blind = plan.blind_to_tree(&head.root);
+    Ok(Prepared {
+        name: target.name.clone(),
+        plan,
+        probe,
+        decision,
+        blind,
+    })
+}
+
+/// Both sides' exports of one server, from the shared trees (which stay).
+pub(super) async fn export_pair(
+    prepared: &Prepared,
+    (base, head): (&Side, &Side),
+    progress: &dyn Progress,
+) -> Result<(sides::SideExport, sides::SideExport), Error> {
+    let (plan, probe) = (&prepared.plan, &prepared.probe);
+    let (base_label, head_label) = (
+        format!("{} base", prepared.name),
+        format!("{} head", prepared.name),
+    );
+    let (b, h) = tokio::join!(
+        sides::export_in(base, plan, probe, progress, &base_label),
+        sides::export_in(head, plan, probe, progress, &head_label),
+    );
+    let temporary = |side: &Side| side.is_temporary().then(|| side.root.clone());
+    let b = b
+        .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), &base.commit))
+        .map_err(|e| e.context("base"))?;
+    let mut h = h
+        .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), &head.commit))
+        .map_err(|e| e.context("head"))?;
+    h.decision = prepared.decision;
+    h.blind = prepared.blind.clone();
+    Ok((b, h))
+}
+
+/// Writes the report (every run writes one, an INVALID one included) and the GitHub outputs.
+fn finish(opts: &GateOptions, report: MonorepoReport) -> Outcome {
+    let mut outcome = Outcome {
+        verdict: report.decision,
+        report: None,
+        monorepo: None,
+        written: None,
+        error: None,
+        report_error: None,
+    };
+    match write::write_monorepo_report(&opts.report_dir, &report) {
+        Ok(written) => {
+            if let Err(e) = write::github_monorepo_outputs(&report, Some(&written)) {
+                outcome.report_error = Some(e);
+            }
+            outcome.written = Some(written);
+        }
+        Err(e) => {
+            let _ = write::github_monorepo_outputs(&report, None);
+            outcome.report_error = Some(e);
+        }
+    }
+    if outcome.report_error.is_some() && outcome.verdict != Verdict::Invalid {
+        // The files just written say PASS or BLOCK, but the run ends INVALID: they go.
+        write::remove_stale(&opts.report_dir);
+        outcome.written = None;
+        outcome.verdict = Verdict::Invalid;
+    }
+    outcome.monorepo = Some(report);
+    outcome
+}
