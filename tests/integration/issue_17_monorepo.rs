@@ -145,6 +145,18 @@ fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_with
         markdown.contains("#### What fell on the first pair"),
         "{markdown}"
     );
+    // One page for the run: the overall verdict, then each server's section under its name.
+    let html = run.html();
+    assert_eq!(
+        html.matches("<section class=\"server\"").count(),
+        2,
+        "{html}"
+    );
+    assert!(html.contains("data-decision=\"block\""), "{html}");
+    let api_html = html.find("· <code>api</code>").expect(&html);
+    let web_html = html.find("· <code>web</code>").expect(&html);
+    assert!(api_html < web_html);
+    assert!(html.contains("<title>Tool definition score: BLOCK</title>"));
     let version = report["generator"]["version"].as_str().unwrap();
     assert_snapshot(
         "monorepo-block.md",

@@ -176,6 +176,10 @@ impl Run {
         std::fs::read_to_string(self.report_dir.join("tool-definition-score.md")).unwrap()
     }
 
+    pub fn html(&self) -> String {
+        std::fs::read_to_string(self.report_dir.join("tool-definition-score.html")).unwrap()
+    }
+
     pub fn describe(&self) -> String {
         format!(
             "exit {}\n--- stdout\n{}--- stderr\n{}",
