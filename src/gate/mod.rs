@@ -117,6 +117,7 @@ impl Draft {
                 cause: e.cause.clone(),
                 advice: e.advice.clone(),
             }),
+            omitted: None,
         }
     }
 }
@@ -129,7 +130,10 @@ fn finish(
     error: Option<Error>,
     opts: &GateOptions,
 ) -> Outcome {
-    let report = draft.report(verdict, reason, medians, error.as_ref());
+    let mut report = draft.report(verdict, reason, medians, error.as_ref());
+    if !opts.full_report {
+        report::summary::summarise(&mut report);
+    }
     let mut outcome = Outcome {
         verdict,
         report: None,

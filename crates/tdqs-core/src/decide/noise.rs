@@ -70,15 +70,45 @@ pub struct ToolScore {
 pub struct PairTools {
     pub base: BTreeMap<String, ToolScore>,
     pub head: BTreeMap<String, ToolScore>,
+    /// Tools of each side that a summarised report lists only as a sum (see [`Unlisted`]).
+    #[serde(default)]
+    pub base_unlisted: Unlisted,
+    #[serde(default)]
+    pub head_unlisted: Unlisted,
+}
+
+/// Tools a summarised report does not list one by one: unchanged definitions with the same TDQS
+/// on both sides in every pair. They move the mean (through their sum and count) and add noise
+/// (the floor, for each one judged by a call of its own: its values never vary), but can never
+/// fall, so the rule needs nothing else of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unlisted {
+    pub count: u64,
+    /// The sum of their TDQS, in tenths.
+    pub tenths_sum: i64,
+    /// How many of them carry noise ([`ToolScore::noisy`]).
+    pub noisy: u64,
+}
+
+/// One side of a pair as the rule reads it: the listed tools and the unlisted rest.
+type Side<'a> = (&'a BTreeMap<String, ToolScore>, Unlisted);
+
+fn base_of(p: &PairTools) -> Side<'_> {
+    (&p.base, p.base_unlisted)
+}
+
+fn head_of(p: &PairTools) -> Side<'_> {
+    (&p.head, p.head_unlisted)
 }
 
 impl PairTools {
-    fn exact_mean(side: &BTreeMap<String, ToolScore>) -> Option<Frac> {
-        if side.is_empty() {
+    fn exact_mean((side, rest): Side<'_>) -> Option<Frac> {
+        let n = side.len() as i64 + rest.count as i64;
+        if n == 0 {
             return None;
         }
-        let sum: i64 = side.values().map(|t| t.tdqs.0).sum();
-        Some(Frac::new(sum, 10 * side.len() as i64))
+        let sum: i64 = side.values().map(|t| t.tdqs.0).sum::<i64>() + rest.tenths_sum;
+        Some(Frac::new(sum, 10 * n))
     }
 }
 
@@ -190,8 +220,8 @@ fn tolerance(variance: Frac, params: &NoiseParams) -> f64 {
 /// The first pair dropped: its exact mean fell, or one tool fell by the guard.
 pub fn first_pair_dropped(first: &PairTools, guard: Tenths) -> bool {
     let (Some(b), Some(h)) = (
-        PairTools::exact_mean(&first.base),
-        PairTools::exact_mean(&first.head),
+        PairTools::exact_mean(base_of(first)),
+        PairTools::exact_mean(head_of(first)),
     ) else {
         return false;
     };
@@ -226,14 +256,14 @@ pub fn next_with(
         return NoiseNext::ScoreMore(required - pairs.len());
     }
     let pairs = &pairs[..required];
-    let means = |side: fn(&PairTools) -> &BTreeMap<String, ToolScore>| -> Vec<Frac> {
+    let means = |side: fn(&PairTools) -> Side<'_>| -> Vec<Frac> {
         pairs
             .iter()
             .map(|p| PairTools::exact_mean(side(p)).unwrap_or_default())
             .collect()
     };
-    let base_means = means(|p| &p.base);
-    let head_means = means(|p| &p.head);
+    let base_means = means(base_of);
+    let head_means = means(head_of);
     let spread = |v: &[Frac]| {
         let lo = v.iter().min().copied().unwrap_or_default();
         let hi = v.iter().max().copied().unwrap_or_default();
@@ -244,22 +274,24 @@ pub fn next_with(
     let delta = head_median - base_median;
 
     // Standard error of the mean difference: noisy tools' variances over n² per side.
-    let side_variance = |side: fn(&PairTools) -> &BTreeMap<String, ToolScore>| -> Frac {
-        let first = side(&pairs[0]);
-        let n = first.len().max(1) as i64;
+    let side_variance = |side: fn(&PairTools) -> Side<'_>| -> Frac {
+        let (first, rest) = side(&pairs[0]);
+        let n = (first.len() as i64 + rest.count as i64).max(1);
+        // An unlisted tool has one value over every pair: a noisy one carries the floor.
+        let unlisted = params.floor_variance * Frac::from_integer(rest.noisy as i64);
         let total = first
             .iter()
             .map(|(name, score)| {
                 let values: Vec<Tenths> = pairs
                     .iter()
-                    .filter_map(|p| side(p).get(name).map(|t| t.tdqs))
+                    .filter_map(|p| side(p).0.get(name).map(|t| t.tdqs))
                     .collect();
                 noise_variance(&values, score.noisy, params)
             })
-            .fold(Frac::from_integer(0), |a, b| a + b);
+            .fold(unlisted, |a, b| a + b);
         total / Frac::from_integer(n * n)
     };
-    let mean_variance = side_variance(|p| &p.base) + side_variance(|p| &p.head);
+    let mean_variance = side_variance(base_of) + side_variance(head_of);
     let rounded_base = round1_frac(base_median);
     let rounded_head = round1_frac(head_median);
     let mean_blocks =
@@ -410,6 +442,7 @@ mod tests {
         PairTools {
             base: side(base),
             head: side(head),
+            ..Default::default()
         }
     }
 

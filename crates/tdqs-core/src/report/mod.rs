@@ -8,6 +8,7 @@ pub mod changed;
 pub mod markdown;
 pub mod md_escape;
 pub mod model;
+pub mod summary;
 pub mod text;
 
 pub use model::*;
