@@ -558,6 +558,72 @@ mod tests {
         assert_eq!(a.mean_tolerance, 0.0);
     }
 
+    /// Moves the tools whose value is the same on both sides in every pair into the unlisted
+    /// sums, as a summarised report does.
+    fn summarised(pairs: &[PairTools]) -> Vec<PairTools> {
+        let steady: Vec<String> = pairs[0]
+            .base
+            .iter()
+            .filter(|(name, b)| {
+                pairs.iter().all(|p| {
+                    p.base.get(*name).map(|t| t.tdqs) == Some(b.tdqs)
+                        && p.head.get(*name).map(|t| t.tdqs) == Some(b.tdqs)
+                })
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        pairs
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                for name in &steady {
+                    for (side, rest) in [
+                        (&mut p.base, &mut p.base_unlisted),
+                        (&mut p.head, &mut p.head_unlisted),
+                    ] {
+                        let t = side.remove(name).unwrap();
+                        rest.count += 1;
+                        rest.tenths_sum += t.tdqs.0;
+                        rest.noisy += u64::from(t.noisy);
+                    }
+                }
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn issue_14_item_3_summarised_pairs_decide_exactly_as_the_full_ones() {
+        // 30 steady tools (some judged by calls of their own), one that falls, one that is noisy.
+        let mut base = vec![("falls", 40, true), ("noisy", 33, true)];
+        let names: Vec<String> = (0..30).map(|i| format!("t{i:02}")).collect();
+        for (i, n) in names.iter().enumerate() {
+            base.push((n.as_str(), 30 + (i as i64 % 7), i % 3 == 0));
+        }
+        let head_of = |falls: i64, noisy: i64| {
+            let mut h = base.clone();
+            h[0].1 = falls;
+            h[1].1 = noisy;
+            h
+        };
+        let pairs = vec![
+            pair(&base, &head_of(33, 31)),
+            pair(&base, &head_of(34, 35)),
+            pair(&base, &head_of(33, 33)),
+        ];
+        let short = summarised(&pairs);
+        assert_eq!(short[0].base.len(), 2);
+        assert_eq!(short[0].base_unlisted.count, 30);
+        for n in 1..=3 {
+            assert_eq!(
+                next(&pairs[..n], DEFAULT_GUARD, 2),
+                next(&short[..n], DEFAULT_GUARD, 2),
+                "after {n} pair(s)"
+            );
+        }
+        assert!(first_pair_dropped(&short[0], DEFAULT_GUARD));
+    }
+
     #[test]
     fn the_noise_floor_applies_to_agreeing_calls() {
         let p = NoiseParams::default();
