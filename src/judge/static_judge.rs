@@ -798,7 +798,7 @@ fn disambiguation(all: &[ToolFacts], words: &[BTreeSet<String>]) -> CoherenceDim
     {
         identical.push(pair(members[0], members[1]));
     }
-    for (i, j) in crate::lint::pairs::candidate_pairs(&words) {
+    for (i, j) in crate::lint::pairs::candidate_pairs(words) {
         if text::bare(&all[i].clean) == text::bare(&all[j].clean) {
             continue;
         }

@@ -115,6 +115,9 @@ fn check(dir: &Path, report: &Path, base: &Path, head: &Path) -> Output {
     )
 }
 
+/// An edit of a saved report.
+type Edit = fn(&mut Value);
+
 #[test]
 fn issue_14_item_3_report_summarises_unchanged_tools_and_check_verifies_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -198,7 +201,7 @@ fn issue_14_item_3_report_summarises_unchanged_tools_and_check_verifies_it() {
     );
 
     // Edits to the summary are refused (exit 2), each naming what differs.
-    let edits: [(&str, fn(&mut Value)); 4] = [
+    let edits: [(&str, Edit); 4] = [
         ("the score sum", |r| {
             let s = r["pairs"][0]["head"]["omitted"]["tdqsTenthsSum"]
                 .as_i64()
