@@ -256,3 +256,170 @@ pub fn verify_omitted(
     }
     Ok(names)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arith::Weights;
+    use crate::export::{ExportSource, ProbeProfile, RawListing};
+    use crate::rubric::{CoherenceDimension, Judged, ToolDimension};
+    use crate::score::{CoherenceResult, Rollups};
+    use serde_json::json;
+
+    fn export(tools: &[(&str, &str)]) -> Export {
+        let listing = RawListing {
+            tools: tools
+                .iter()
+                .map(|(n, d)| json!({"name": n, "description": d, "inputSchema": {"type": "object"}}))
+                .collect(),
+            ..Default::default()
+        };
+        crate::digest::assemble_export(listing, ProbeProfile::default(), ExportSource::default())
+            .unwrap()
+    }
+
+    fn result(name: &str, score: u8, answer: AnswerSource) -> ToolResult {
+        let weights = Weights::default();
+        let scores: BTreeMap<ToolDimension, u8> =
+            ToolDimension::ALL.into_iter().map(|d| (d, score)).collect();
+        let tdqs = weights.tdqs(&scores);
+        ToolResult {
+            name: name.to_string(),
+            definition_hash: String::new(),
+            context_signals: Default::default(),
+            justifications: scores
+                .keys()
+                .map(|d| {
+                    let j = Judged {
+                        score,
+                        justification: format!("{name} {score}"),
+                    };
+                    (*d, j)
+                })
+                .collect(),
+            scores,
+            tdqs,
+            tier: weights.tiers.tier(tdqs),
+            flags: vec![],
+            smells: vec![],
+            summary: String::new(),
+            server_flags: vec![],
+            annotation_contradiction: false,
+            answer,
+        }
+    }
+
+    fn side(results: Vec<ToolResult>) -> SideScore {
+        let coherence = CoherenceResult {
+            scores: CoherenceDimension::ALL
+                .into_iter()
+                .map(|d| (d, 4))
+                .collect(),
+            coherence_score: Tenths(40),
+            coherence_tier: crate::arith::Tier::A,
+            shadow_candidates: vec![],
+            shadowing_risks: vec![],
+            coherence_summary: String::new(),
+            coherence_justifications: BTreeMap::new(),
+            answer: AnswerSource::Judged,
+        };
+        SideScore {
+            server_name: "s".to_string(),
+            set_hash: String::new(),
+            tools: results.into_iter().map(|t| (t.name.clone(), t)).collect(),
+            coherence,
+            rollups: Rollups {
+                tool_count: 0,
+                scored_tool_count: 0,
+                exact_mean_tdqs: None,
+                mean_tdqs: None,
+                min_tdqs: None,
+                min_tool: None,
+                description_quality_score: None,
+                description_quality_tier: None,
+                coherence_score: Tenths(40),
+                coherence_tier: crate::arith::Tier::A,
+                overall_score: None,
+                overall_tier: None,
+            },
+            omitted: None,
+        }
+    }
+
+    fn values(side: &SideScore) -> crate::arith::RollupValues {
+        let tdqs: Vec<(String, Tenths)> = side
+            .tools
+            .values()
+            .map(|t| (t.name.clone(), t.tdqs))
+            .collect();
+        let rest = side.omitted.as_ref().map(|o| crate::arith::RestOfSide {
+            count: o.count,
+            tenths_sum: o.tdqs_tenths_sum,
+            min_tool: o.min_tool.clone(),
+            min_tdqs: o.min_tdqs,
+        });
+        Weights::default().rollups_with(&tdqs, rest.as_ref(), &side.coherence.scores)
+    }
+
+    #[test]
+    fn issue_14_item_3_only_tools_that_stand_the_same_are_left_out_and_the_rollups_hold() {
+        // `same` and `low` are unchanged and scored alike; `moved` is unchanged but scored
+        // differently on the head (a model's other answer); `edited` changed.
+        let base = export(&[("same", "A"), ("low", "L"), ("moved", "M"), ("edited", "E")]);
+        let head = export(&[
+            ("same", "A"),
+            ("low", "L"),
+            ("moved", "M"),
+            ("edited", "E2"),
+        ]);
+        let b = side(vec![
+            result("same", 4, AnswerSource::Shared),
+            result("low", 2, AnswerSource::Judged),
+            result("moved", 4, AnswerSource::Judged),
+            result("edited", 4, AnswerSource::Judged),
+        ]);
+        let mut h = b.clone();
+        h.tools
+            .insert("moved".into(), result("moved", 3, AnswerSource::Judged));
+        h.tools
+            .insert("edited".into(), result("edited", 2, AnswerSource::Judged));
+        let mut pairs = vec![Pair {
+            base: b,
+            head: h,
+            calls: Default::default(),
+        }];
+        let names = omittable(&base, &head, &pairs);
+        assert_eq!(
+            names,
+            BTreeSet::from(["low".to_string(), "same".to_string()])
+        );
+        let full = (values(&pairs[0].base), values(&pairs[0].head));
+        summarise_pairs(&mut pairs, &names);
+        assert_eq!((values(&pairs[0].base), values(&pairs[0].head)), full);
+        let o = pairs[0].head.omitted.clone().unwrap();
+        assert_eq!((o.count, o.tdqs_tenths_sum, o.judged), (2, 60, 1));
+        assert_eq!((o.min_tool.as_str(), o.min_tdqs), ("low", Tenths(20)));
+        // The lowest tool is found across the listed and the left-out ones, ties by name.
+        assert_eq!(full.0.min_tool.as_deref(), Some("low"));
+        assert_eq!(full.1.min_tool.as_deref(), Some("edited"));
+        assert_eq!(pairs[0].head.tools.len(), 2);
+        // Another answer in a later pair keeps a tool listed.
+        let mut later = pairs.clone();
+        later[0] = Pair {
+            base: side(vec![result("same", 4, AnswerSource::Shared)]),
+            head: side(vec![result("same", 4, AnswerSource::Shared)]),
+            calls: Default::default(),
+        };
+        let mut second = later[0].clone();
+        second
+            .head
+            .tools
+            .insert("same".into(), result("same", 5, AnswerSource::Judged));
+        second
+            .base
+            .tools
+            .insert("same".into(), result("same", 5, AnswerSource::Judged));
+        let one = export(&[("same", "A")]);
+        assert_eq!(omittable(&one, &one, &[later[0].clone(), second]).len(), 0);
+    }
+}
