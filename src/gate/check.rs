@@ -352,7 +352,8 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
         let counted = pair.base.omitted.as_ref().map_or(0, |o| o.count as usize);
         if left_out(&pair.base) != left_out(&pair.head) || counted != omitted {
             return Err(differs(format!(
-                "pair {}: the summaries of the left-out tools differ between the sides or from                  the report's `omitted` count",
+                "pair {}: the summaries of the left-out tools differ between the sides or from \
+                 the report's `omitted` count",
                 i + 1
             )));
         }

@@ -117,6 +117,7 @@ pub fn render(report: &Report) -> String {
     }
     if !report.pairs.is_empty() {
         render_scores(&mut out, report);
+        render_omitted(&mut out, report);
         render_tools(&mut out, report);
     } else if let Some(changes) = &report.changes {
         if !changes.added.is_empty() || !changes.removed.is_empty() || !changes.changed.is_empty() {
@@ -134,7 +135,9 @@ pub fn render(report: &Report) -> String {
             out.push('\n');
         }
     }
-    render_omitted(&mut out, report);
+    if report.pairs.is_empty() {
+        render_omitted(&mut out, report);
+    }
     if let Some(size) = &report.size {
         let _ = writeln!(out, "### Size (information, never decisive)\n");
         let _ = writeln!(
@@ -368,7 +371,8 @@ fn render_omitted(out: &mut String, report: &Report) {
         Some(o) => {
             let _ = write!(
                 out,
-                " and the same scores in every pair; their mean TDQS is {:.3} (lowest {} {}),                  and they count in every mean above.",
+                " and the same scores in every pair; their mean TDQS is {:.3} (lowest {} {}), \
+                 and they count in every mean above.",
                 o.tdqs_tenths_sum as f64 / (10.0 * o.count as f64),
                 code(&o.min_tool),
                 o.min_tdqs
