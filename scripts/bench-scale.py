@@ -7,7 +7,8 @@ real, hashed exports), then measures wall time and peak RSS (`/usr/bin/time -v`)
 
   lint           tdqs-gate lint --export A --fail-on never
   score static   tdqs-gate score --judge static --export A
-  gate           tdqs-gate --base-export A --head-export B --judge static   (B: one tool changed)
+  gate           tdqs-gate --base-export A --head-export B --judge static   (B: one tool changed),
+                 then --check of its report, then the same gate with --full-report
 
 and the size of the gate's JSON, Markdown and HTML report. Targets (issue 14): 1,000 tools, lint and
 score each <= 1 s and <= 100 MB; 10,000 tools <= 10 s and <= 500 MB; the gate on two 10,000-tool
@@ -121,17 +122,26 @@ def main():
             print(f"| {n} | lint | {code} | {s:.2f} | {mb:.0f} | {len(out)} bytes of text |")
             code, s, mb, out = timed([GATE, "score", "--judge", "static", "--export", base], work)
             print(f"| {n} | score --judge static | {code} | {s:.2f} | {mb:.0f} | {len(out)} bytes of text |")
-            report = os.path.join(work, f"report-{n}")
-            code, s, mb, out = timed([GATE, "--base-export", base, "--head-export", head,
-                                      "--judge", "static", "--report-dir", report], work)
-            sizes_out = []
-            for fname in ("tool-definition-score.json", "tool-definition-score.md",
-                          "tool-definition-score.html"):
-                p = os.path.join(report, fname)
-                if os.path.exists(p):
-                    sizes_out.append(f"{fname.split('.')[-1]} {os.path.getsize(p)} bytes")
-            print(f"| {n} | gate, 1 tool changed | {code} | {s:.2f} | {mb:.0f} | report: {', '.join(sizes_out) or 'none'} |")
-            sys.stdout.flush()
+            for label, extra in (("gate, 1 tool changed", []),
+                                 ("gate, 1 tool changed, --full-report", ["--full-report"])):
+                report = os.path.join(work, f"report-{n}-{len(extra)}")
+                code, s, mb, out = timed([GATE, "--base-export", base, "--head-export", head,
+                                          "--judge", "static", "--report-dir", report] + extra,
+                                         work)
+                sizes_out = []
+                for fname in ("tool-definition-score.json", "tool-definition-score.md",
+                              "tool-definition-score.html"):
+                    p = os.path.join(report, fname)
+                    if os.path.exists(p):
+                        sizes_out.append(f"{fname.split('.')[-1]} {os.path.getsize(p)} bytes")
+                print(f"| {n} | {label} | {code} | {s:.2f} | {mb:.0f} | report: {', '.join(sizes_out) or 'none'} |")
+                sys.stdout.flush()
+                if not extra:
+                    code, s, mb, out = timed([GATE, "--check",
+                                              os.path.join(report, "tool-definition-score.json"),
+                                              "--base-export", base, "--head-export", head], work)
+                    print(f"| {n} | --check of that report | {code} | {s:.2f} | {mb:.0f} | |")
+                    sys.stdout.flush()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

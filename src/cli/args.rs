@@ -223,6 +223,10 @@ pub struct SidesArgs {
     /// (median of three pairs, beyond its noise) BLOCKs [default: 0.5, or `[decision] tool-drop`].
     #[arg(long, value_name = "TDQS")]
     pub tool_drop: Option<f64>,
+    /// List every tool in the report. By default a server with more than 50 tools on a side
+    /// has its unchanged tools (same definition and scores on both sides) summarised.
+    #[arg(long)]
+    pub full_report: bool,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]

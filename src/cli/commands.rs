@@ -153,6 +153,7 @@ fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
         share_identical: !args.independent_sides,
         decision_rule: args.decision_rule.map(Into::into),
         tool_drop: tool_drop(args)?,
+        full_report: args.full_report,
     })
 }
 
@@ -262,6 +263,7 @@ fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
         share_identical: !args.independent_sides,
         decision_rule: args.decision_rule.map(Into::into),
         tool_drop: tool_drop(args)?,
+        full_report: args.full_report,
     };
     if args.base.is_some() || args.base_export.is_some() {
         let given = gate_options(args)?;

@@ -92,7 +92,25 @@ fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Er
             side.coherence.coherence_score
         )));
     }
-    let rollups = crate::score::side::rollups(&side.tools, &side.coherence, weights);
+    if let Some(o) = &side.omitted {
+        if o.count == 0
+            || side.tools.contains_key(&o.min_tool)
+            || !(10..=50).contains(&o.min_tdqs.0)
+            || o.tdqs_tenths_sum < o.min_tdqs.0 * o.count as i64
+            || o.tdqs_tenths_sum > 50 * o.count as i64
+            || o.judged > o.count
+        {
+            return Err(differs(format!(
+                "{label}: the summary of its left-out tools is not a possible one"
+            )));
+        }
+    }
+    let rollups = crate::score::side::rollups_with(
+        &side.tools,
+        side.omitted.as_ref(),
+        &side.coherence,
+        weights,
+    );
     if rollups != side.rollups {
         return Err(differs(format!(
             "{label}: the rollups do not recompute from the tool scores (recorded mean {}, \
@@ -215,15 +233,27 @@ fn check_labels(report: &Report, pins: &Pins) -> Result<(), Error> {
 /// deterministic): every pair must come out exactly as recorded, scores, justifications and
 /// counters included.
 pub async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
+    let (Some(base), Some(head)) = (&report.base, &report.head) else {
+        return Err(differs("the report has no base or head export"));
+    };
+    rescore_static_on(report, pins, base, head, None).await
+}
+
+/// [`rescore_static`] on given exports; with `omitted`, the fresh answers are summarised the way
+/// a summarised report leaves those tools out before they are compared.
+async fn rescore_static_on(
+    report: &Report,
+    pins: &Pins,
+    base: &tdqs_core::export::Export,
+    head: &tdqs_core::export::Export,
+    omitted: Option<&std::collections::BTreeSet<String>>,
+) -> Result<(), Error> {
     let Some(scoring) = &report.scoring else {
         return Ok(());
     };
     if scoring.judge.mode != "static" || report.pairs.is_empty() {
         return Ok(());
     }
-    let (Some(base), Some(head)) = (&report.base, &report.head) else {
-        return Err(differs("the report has no base or head export"));
-    };
     let base = super::prepare::prepare_side(base, None)?;
     let head = super::prepare::prepare_side(head, None)?;
     let scorer = Scorer {
@@ -238,7 +268,11 @@ pub async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
         reuse_unchanged: false,
     };
     for (i, recorded) in report.pairs.iter().enumerate() {
-        let (b, h, calls) = scorer.score_pair(&base, &head).await?;
+        let (mut b, mut h, calls) = scorer.score_pair(&base, &head).await?;
+        if let Some(names) = omitted {
+            b.omitted = tdqs_core::report::summary::summarise_side(&mut b, names);
+            h.omitted = tdqs_core::report::summary::summarise_side(&mut h, names);
+        }
         for (label, side, again) in [("base", &recorded.base, &b), ("head", &recorded.head, &h)] {
             if side != again {
                 let tool = again
@@ -296,12 +330,34 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
     let (Some(base), Some(head)) = (&report.base, &report.head) else {
         return Err(differs("the report has no base or head export"));
     };
-    tdqs_core::digest::verify_export(base).map_err(|e| e.context("the report's base export"))?;
-    tdqs_core::digest::verify_export(head).map_err(|e| e.context("the report's head export"))?;
+    let omitted = report.omitted.as_ref().map_or(0, |o| o.count as usize);
+    if report.omitted.is_some() {
+        tdqs_core::report::summary::verify_listed(base, "base")?;
+        tdqs_core::report::summary::verify_listed(head, "head")?;
+    } else {
+        tdqs_core::digest::verify_export(base)
+            .map_err(|e| e.context("the report's base export"))?;
+        tdqs_core::digest::verify_export(head)
+            .map_err(|e| e.context("the report's head export"))?;
+    }
     let weights = pins.weights();
     for (i, pair) in report.pairs.iter().enumerate() {
         check_side(&format!("pair {} base", i + 1), &pair.base, &weights)?;
         check_side(&format!("pair {} head", i + 1), &pair.head, &weights)?;
+        // Left-out tools stand the same on both sides: one summary, seen from each side.
+        let left_out = |s: &SideScore| {
+            s.omitted
+                .as_ref()
+                .map(|o| (o.count, o.tdqs_tenths_sum, o.min_tool.clone(), o.min_tdqs))
+        };
+        let counted = pair.base.omitted.as_ref().map_or(0, |o| o.count as usize);
+        if left_out(&pair.base) != left_out(&pair.head) || counted != omitted {
+            return Err(differs(format!(
+                "pair {}: the summaries of the left-out tools differ between the sides or from \
+                 the report's `omitted` count",
+                i + 1
+            )));
+        }
         for (side, export, label) in [(&pair.base, base, "base"), (&pair.head, head, "head")] {
             if side.set_hash != export.set_hash {
                 return Err(differs(format!(
@@ -320,12 +376,12 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
                     )));
                 }
             }
-            if side.tools.len() != export.hashes.len() {
+            if side.tool_count() != export.hashes.len() + omitted {
                 return Err(differs(format!(
                     "pair {} {label} scored {} tools but the export has {}",
                     i + 1,
-                    side.tools.len(),
-                    export.hashes.len()
+                    side.tool_count(),
+                    export.hashes.len() + omitted
                 )));
             }
         }
@@ -350,7 +406,7 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
         }
         return same_reason(report, &super::unchanged_reason(&base.set_hash));
     }
-    if base.tools.is_empty() {
+    if base.tools.is_empty() && omitted == 0 {
         if !report.pairs.is_empty() || report.decision != Verdict::Pass {
             return Err(differs("an empty base must PASS with no pair scored"));
         }
@@ -458,6 +514,55 @@ fn same_exports(
     Ok(())
 }
 
+/// The fresh exports against the report: the same definitions, and for a summarised report the
+/// same left-out tools and totals.
+async fn fresh_exports_match(
+    report: &Report,
+    pins: &Pins,
+    base: &tdqs_core::export::Export,
+    head: &tdqs_core::export::Export,
+) -> Result<(), Error> {
+    same_exports(report, base, head)?;
+    if let Some(omitted) = &report.omitted {
+        check_summarised(report, omitted, pins, base, head).await?;
+    }
+    Ok(())
+}
+
+/// A summarised report against the fresh exports (whose set hashes equal the recorded ones): the
+/// left-out tools are the fresh tools it does not list, the same on both sides, with the recorded
+/// digest and the recorded side totals; a static report is then scored again on the fresh
+/// exports and summarised the same way.
+async fn check_summarised(
+    report: &Report,
+    omitted: &tdqs_core::report::summary::Omitted,
+    pins: &Pins,
+    base: &tdqs_core::export::Export,
+    head: &tdqs_core::export::Export,
+) -> Result<(), Error> {
+    use tdqs_core::report::summary::verify_omitted;
+    let (Some(recorded_base), Some(recorded_head)) = (&report.base, &report.head) else {
+        return Err(differs("the report has no base or head export"));
+    };
+    let base_names = verify_omitted(omitted, recorded_base, base, "base")?;
+    let head_names = verify_omitted(omitted, recorded_head, head, "head")?;
+    if base_names != head_names {
+        return Err(differs(
+            "the report leaves out other tools on the base than on the head",
+        ));
+    }
+    for (label, recorded, fresh) in [("base", recorded_base, base), ("head", recorded_head, head)] {
+        if recorded.size.description_characters != fresh.size.description_characters
+            || recorded.size.tools_list_bytes != fresh.size.tools_list_bytes
+        {
+            return Err(differs(format!(
+                "the report's {label} size totals are not those of the {label}'s tools"
+            )));
+        }
+    }
+    rescore_static_on(report, pins, base, head, Some(&base_names)).await
+}
+
 /// Runs `--check`.
 pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     let report = match read_any_report(path) {
@@ -480,7 +585,11 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
     let result = async {
         let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
         check_report_contents(&report, &pins)?;
-        rescore_static(&report, &pins).await?;
+        // A summarised report's exports lack the left-out tools: it is scored again on the
+        // fresh exports, once they are known to be the recorded ones.
+        if report.omitted.is_none() {
+            rescore_static(&report, &pins).await?;
+        }
         // The current exports: sides named explicitly, else the revisions the report records.
         // A recorded revision is re-exported at its recorded commit: a branch may have moved.
         let from_report = |recorded: &Option<String>,
@@ -508,7 +617,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
             "exporting the current base and head".to_string(),
         ));
         let (base, head) = super::sides::obtain(&current, progress.as_ref()).await?;
-        same_exports(&report, &base.export, &head.export)?;
+        fresh_exports_match(&report, &pins, &base.export, &head.export).await?;
         Ok(report)
     }
     .await;
@@ -601,21 +710,24 @@ async fn check_monorepo(
         names.push(&server.name);
         let context = format!("server `{}`", server.name);
         check_report_contents(&server.report, &pins).map_err(|e| e.context(&context))?;
-        rescore_static(&server.report, &pins)
-            .await
-            .map_err(|e| e.context(&context))?;
+        // A summarised report is scored again once its fresh exports are known (below).
+        if server.report.omitted.is_none() {
+            rescore_static(&server.report, &pins)
+                .await
+                .map_err(|e| e.context(&context))?;
+        }
     }
     let decision = monorepo::overall(report.servers.iter().map(|s| s.report.decision));
     if report.decision != decision || report.exit_code != decision.code() {
         return Err(differs(format!(
-            "the recorded overall decision {} (exit code {}) does not follow from the servers',              which give {decision}",
+            "the recorded overall decision {} (exit code {}) does not follow from the servers', which give {decision}",
             report.decision, report.exit_code
         )));
     }
     let reason = monorepo::overall_reason(&report.servers);
     if report.reason != reason {
         return Err(differs(format!(
-            "the recorded overall reason does not follow from the servers'; it should read:              {reason}"
+            "the recorded overall reason does not follow from the servers'; it should read: {reason}"
         )));
     }
     if report.scored != report.servers.iter().any(|s| s.report.scored) {
@@ -661,7 +773,9 @@ async fn check_monorepo(
         let (b, h) = super::monorepo::export_pair(&prepared, (base, head), progress.as_ref())
             .await
             .map_err(|e| e.context(&context))?;
-        same_exports(&server.report, &b.export, &h.export).map_err(|e| e.context(&context))?;
+        fresh_exports_match(&server.report, &pins, &b.export, &h.export)
+            .await
+            .map_err(|e| e.context(&context))?;
     }
     Ok(())
 }

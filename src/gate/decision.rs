@@ -1,7 +1,7 @@
 //! Which decision rule applies to a run, and the pairs in the form each rule reads.
 
 use tdqs_core::arith::Tenths;
-use tdqs_core::decide::noise::{self, Assessment, NoiseNext, PairTools, ToolScore};
+use tdqs_core::decide::noise::{self, Assessment, NoiseNext, PairTools, ToolScore, Unlisted};
 use tdqs_core::decide::{
     self, ConfirmationRule, DecisionRule, Medians, Next, PairMeans, RuleInUse,
 };
@@ -41,7 +41,21 @@ pub fn pair_tools(pair: &Pair) -> PairTools {
     PairTools {
         base: side_tools(&pair.base),
         head: side_tools(&pair.head),
+        base_unlisted: unlisted(&pair.base),
+        head_unlisted: unlisted(&pair.head),
     }
+}
+
+/// The tools a summarised report left out of a side, as the noise-aware rule counts them.
+fn unlisted(side: &SideScore) -> Unlisted {
+    side.omitted
+        .as_ref()
+        .map(|o| Unlisted {
+            count: o.count,
+            tenths_sum: o.tdqs_tenths_sum,
+            noisy: o.judged,
+        })
+        .unwrap_or_default()
 }
 
 /// Decides from the pairs scored so far, or asks for one more.

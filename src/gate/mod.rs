@@ -91,8 +91,16 @@ impl Draft {
         medians: Option<decide::Medians>,
         error: Option<&Error>,
     ) -> Report {
-        let base_export = self.base.as_ref().map(|s| s.export.clone());
-        let head_export = self.head.as_ref().map(|s| s.export.clone());
+        let label = |s: &Option<sides::SideExport>| {
+            s.as_ref()
+                .map(|s| (s.revision.clone(), s.commit.clone()))
+                .unwrap_or_default()
+        };
+        let ((base_revision, base_commit), (head_revision, head_commit)) =
+            (label(&self.base), label(&self.head));
+        // Moved, not copied: a 10,000-tool export is large.
+        let base_export = self.base.map(|s| s.export);
+        let head_export = self.head.map(|s| s.export);
         let size = match (&base_export, &head_export) {
             (Some(b), Some(h)) => Some(SizeComparison::new(&b.size, &h.size)),
             _ => None,
@@ -113,10 +121,10 @@ impl Draft {
             exit_code: verdict.code(),
             reason,
             scored: !self.pairs.is_empty() || self.calls.attempts > 0,
-            base_revision: self.base.as_ref().and_then(|s| s.revision.clone()),
-            head_revision: self.head.as_ref().and_then(|s| s.revision.clone()),
-            base_commit: self.base.as_ref().and_then(|s| s.commit.clone()),
-            head_commit: self.head.as_ref().and_then(|s| s.commit.clone()),
+            base_revision,
+            head_revision,
+            base_commit,
+            head_commit,
             versions: self.pins.raw().clone(),
             version_digest: self.pins.digest().to_string(),
             scoring: self.scoring,
@@ -142,6 +150,7 @@ impl Draft {
                 cause: e.cause.clone(),
                 advice: e.advice.clone(),
             }),
+            omitted: None,
         }
     }
 }
@@ -154,7 +163,10 @@ fn finish(
     error: Option<Error>,
     opts: &GateOptions,
 ) -> Outcome {
-    let report = draft.report(verdict, reason, medians, error.as_ref());
+    let mut report = draft.report(verdict, reason, medians, error.as_ref());
+    if !opts.full_report {
+        report::summary::summarise(&mut report);
+    }
     let mut outcome = Outcome {
         verdict,
         report: None,
@@ -473,7 +485,7 @@ async fn decide_recorded(
             draft.warnings.insert(
                 0,
                 format!(
-                    "head: tool `{}` has text aimed at the judge or imitating its prompt                      ({:?}, lint TDQS-M005): a model judge reads it inside its prompt, so its                      score may be steered; remove it",
+                    "head: tool `{}` has text aimed at the judge or imitating its prompt ({:?}, lint TDQS-M005): a model judge reads it inside its prompt, so its score may be steered; remove it",
                     hit.tool, hit.evidence
                 ),
             );

@@ -116,4 +116,7 @@ pub struct GateOptions {
     pub decision_rule: Option<tdqs_core::decide::DecisionRule>,
     /// `--tool-drop`: over the configuration's `[decision] tool-drop`.
     pub tool_drop: Option<tdqs_core::arith::Tenths>,
+    /// `--full-report`: list every tool in the report, however many (otherwise a large server's
+    /// unchanged tools are summarised, see `tdqs_core::report::summary`).
+    pub full_report: bool,
 }

@@ -771,26 +771,13 @@ fn tool_count_score(n: usize) -> (u8, String) {
     (s, why)
 }
 
-/// The set-level (coherence) answer as a JSON value.
-pub fn coherence_answer(
-    server_name: &str,
-    tools: &[Value],
-    candidates: &[ShadowCandidate],
-) -> Value {
-    let names: Vec<String> = tools
-        .iter()
-        .map(|t| tdqs_core::digest::tool_name(t).to_string())
-        .collect();
-    let side = SideNames::new(names);
-    let all: Vec<ToolFacts> = tools
-        .iter()
-        .map(|t| facts::extract_with(t, &side))
-        .collect();
-    let n = all.len();
-    let words: Vec<BTreeSet<String>> = all.iter().map(|f| text::content_words(&f.clean)).collect();
+/// One coherence dimension: its score before clamping, and why.
+type CoherenceDim = (i32, String);
 
-    // Disambiguation: pairs from the lint's word index (every sharing pair on a server of up to
-    // 25 tools; bounded per tool beyond), plus identical descriptions found by their text.
+/// Disambiguation: pairs from the lint's word index (every sharing pair on a server of up to
+/// 25 tools; bounded per tool beyond), plus identical descriptions found by their text.
+fn disambiguation(all: &[ToolFacts], words: &[BTreeSet<String>]) -> CoherenceDim {
+    let n = all.len();
     let pair = |i: usize, j: usize| format!("{} / {}", code(&all[i].name), code(&all[j].name));
     let mut identical = Vec::new();
     let mut near: Vec<String> = Vec::new();
@@ -811,7 +798,7 @@ pub fn coherence_answer(
     {
         identical.push(pair(members[0], members[1]));
     }
-    for (i, j) in crate::lint::pairs::candidate_pairs(&words) {
+    for (i, j) in crate::lint::pairs::candidate_pairs(words) {
         if text::bare(&all[i].clean) == text::bare(&all[j].clean) {
             continue;
         }
@@ -872,11 +859,16 @@ pub fn coherence_answer(
         ));
     }
 
-    // Naming consistency.
+    (dis, dis_why)
+}
+
+/// Naming consistency: one convention, a consistent verb position, few generic names.
+fn naming_consistency(all: &[ToolFacts]) -> CoherenceDim {
+    let n = all.len();
     let mut conventions: BTreeMap<&str, usize> = BTreeMap::new();
     let mut verb_first = 0;
     let mut multi = 0;
-    for f in &all {
+    for f in all {
         if f.name_tokens.len() > 1 {
             multi += 1;
             if text::verb_base(&f.name_tokens[0]).is_some() {
@@ -945,11 +937,14 @@ pub fn coherence_answer(
         }
     );
 
-    let (count_score, count_why) = tool_count_score(n);
+    (naming, naming_why)
+}
 
-    // Completeness: lifecycle coverage per resource.
+/// Completeness: lifecycle coverage per resource the server creates.
+fn lifecycle_completeness(all: &[ToolFacts]) -> CoherenceDim {
+    let n = all.len();
     let mut resources: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
-    for f in &all {
+    for f in all {
         let subject = f.subject_tokens().last().map(|t| text::singular(t));
         if let Some(s) = subject {
             let op = match f.operation {
@@ -998,7 +993,15 @@ pub fn coherence_answer(
         )
     };
 
-    // Shadowing risks: confirm only supplied candidates whose purposes overlap.
+    (complete, complete_why)
+}
+
+/// Shadowing risks: only supplied candidates whose purposes overlap are confirmed, one per tool.
+fn shadowing_risks(
+    all: &[ToolFacts],
+    words: &[BTreeSet<String>],
+    candidates: &[ShadowCandidate],
+) -> Vec<Value> {
     let index: BTreeMap<&str, usize> = all
         .iter()
         .enumerate()
@@ -1039,6 +1042,32 @@ pub fn coherence_answer(
             }));
         }
     }
+
+    risks
+}
+
+/// The set-level (coherence) answer as a JSON value.
+pub fn coherence_answer(
+    server_name: &str,
+    tools: &[Value],
+    candidates: &[ShadowCandidate],
+) -> Value {
+    let names: Vec<String> = tools
+        .iter()
+        .map(|t| tdqs_core::digest::tool_name(t).to_string())
+        .collect();
+    let side = SideNames::new(names);
+    let all: Vec<ToolFacts> = tools
+        .iter()
+        .map(|t| facts::extract_with(t, &side))
+        .collect();
+    let n = all.len();
+    let words: Vec<BTreeSet<String>> = all.iter().map(|f| text::content_words(&f.clean)).collect();
+    let (dis, dis_why) = disambiguation(&all, &words);
+    let (naming, naming_why) = naming_consistency(&all);
+    let (count_score, count_why) = tool_count_score(n);
+    let (complete, complete_why) = lifecycle_completeness(&all);
+    let risks = shadowing_risks(&all, &words, candidates);
 
     let scores = json!({
         "disambiguation": {"score": clamp(dis), "justification": dis_why},

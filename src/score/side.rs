@@ -373,6 +373,7 @@ impl Scorer {
                 tools,
                 coherence,
                 rollups,
+                omitted: None,
             });
         }
         Ok(scored)
@@ -658,11 +659,29 @@ pub fn rollups(
     coherence: &CoherenceResult,
     weights: &Weights,
 ) -> Rollups {
+    rollups_with(tools, None, coherence, weights)
+}
+
+/// [`rollups`] of a side a summarised report lists in part: the left-out tools count through
+/// their summary, and the result is what the full list gives.
+pub fn rollups_with(
+    tools: &BTreeMap<String, ToolResult>,
+    omitted: Option<&tdqs_core::score::OmittedScores>,
+    coherence: &CoherenceResult,
+    weights: &Weights,
+) -> Rollups {
     let tdqs: Vec<(String, Tenths)> = tools.values().map(|t| (t.name.clone(), t.tdqs)).collect();
-    let values = weights.rollups(&tdqs, &coherence.scores);
+    let rest = omitted.map(|o| tdqs_core::arith::RestOfSide {
+        count: o.count,
+        tenths_sum: o.tdqs_tenths_sum,
+        min_tool: o.min_tool.clone(),
+        min_tdqs: o.min_tdqs,
+    });
+    let values = weights.rollups_with(&tdqs, rest.as_ref(), &coherence.scores);
+    let count = tools.len() as u64 + omitted.map_or(0, |o| o.count);
     Rollups {
-        tool_count: tools.len() as u64,
-        scored_tool_count: tools.len() as u64,
+        tool_count: count,
+        scored_tool_count: count,
         exact_mean_tdqs: values
             .exact_mean
             .map(|m| format!("{}/{}", m.numer(), m.denom())),

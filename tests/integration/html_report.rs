@@ -97,8 +97,20 @@ fn issue_17_html_report_draws_changed_tools_and_counts_the_rest() {
         html.contains("Not drawn: 59 tool(s) with an unchanged definition and an equal score"),
         "{html}"
     );
-    // The folded table lists every tool.
+    // The folded table counts every tool; the report summarises the 59 that stand the same
+    // (a side of more than 50 tools), and the table says so.
     assert!(html.contains("Every tool (first pair, 60)"));
+    let table = &html[html.find("class=\"every-tool\"").unwrap()..];
+    assert_eq!(table.matches("<tr><td><code>tool_").count(), 1);
+    assert!(
+        table.contains("59 tool(s) with the same definition and the same scores"),
+        "{table}"
+    );
+
+    // With --full-report the table lists all 60.
+    let full = setup.run(&["--base", "main", "--judge", "static", "--full-report"]);
+    let html = html_of(&full);
+    assert!(html.contains("Not drawn: 59 tool(s) with an unchanged definition"));
     let table = &html[html.find("class=\"every-tool\"").unwrap()..];
     assert_eq!(table.matches("<tr><td><code>tool_").count(), 60);
 }

@@ -12,6 +12,7 @@ mod http_gate;
 mod http_judges;
 mod http_stub;
 mod issue_14;
+mod issue_14_report;
 mod issue_17;
 mod issue_17_monorepo;
 mod launch;

@@ -188,14 +188,29 @@ impl Weights {
         tdqs: &[(String, Tenths)],
         coherence: &BTreeMap<CoherenceDimension, u8>,
     ) -> RollupValues {
-        let values: Vec<Tenths> = tdqs.iter().map(|(_, t)| *t).collect();
-        let n = values.len() as i64;
+        self.rollups_with(tdqs, None, coherence)
+    }
+
+    /// [`Weights::rollups`] of a side some of whose tools are only summarised (a summarised
+    /// report): `rest` holds their count, the sum of their TDQS in tenths, and their lowest tool.
+    /// Gives exactly what the full list gives.
+    pub fn rollups_with(
+        &self,
+        tdqs: &[(String, Tenths)],
+        rest: Option<&RestOfSide>,
+        coherence: &BTreeMap<CoherenceDimension, u8>,
+    ) -> RollupValues {
+        let rest = rest.filter(|r| r.count > 0);
+        let listed_sum: i64 = tdqs.iter().map(|(_, t)| t.0).sum();
+        let n = tdqs.len() as i64 + rest.map_or(0, |r| r.count as i64);
+        let sum = listed_sum + rest.map_or(0, |r| r.tenths_sum);
         let coherence_sum: i64 = CoherenceDimension::ALL
             .iter()
             .map(|d| i64::from(coherence.get(d).copied().unwrap_or(0)))
             .sum();
         let coherence_score = round1(coherence_sum, 4);
-        let Some(exact_mean) = Self::exact_mean(&values) else {
+        let exact_mean = (n > 0).then(|| Frac::new(sum, 10 * n));
+        let Some(exact_mean) = exact_mean else {
             return RollupValues {
                 tool_count: 0,
                 exact_mean: None,
@@ -207,12 +222,13 @@ impl Weights {
                 overall: None,
             };
         };
-        let sum: i64 = values.iter().map(|t| t.0).sum();
         // Lowest score; ties go to the first name in sorted order so reports are stable.
         let (min_tool, min) = tdqs
             .iter()
-            .min_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)))
-            .map(|(name, t)| (name.clone(), *t))
+            .map(|(name, t)| (name.as_str(), *t))
+            .chain(rest.map(|r| (r.min_tool.as_str(), r.min_tdqs)))
+            .min_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)))
+            .map(|(name, t)| (name.to_string(), t))
             .expect("non-empty");
         let weight_total = self.dq_mean + self.dq_minimum;
         // DQ = (w_mean · Σt/n + w_min · min) / (w_total), t in tenths → × 1/10.
@@ -236,6 +252,16 @@ impl Weights {
             overall: Some(overall),
         }
     }
+}
+
+/// Tools of a side counted in its rollups without being listed one by one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestOfSide {
+    pub count: u64,
+    /// The sum of their TDQS, in tenths.
+    pub tenths_sum: i64,
+    pub min_tool: String,
+    pub min_tdqs: Tenths,
 }
 
 /// The computed rollups of a side (before tiers are attached).

@@ -102,6 +102,39 @@ pub struct SideScore {
     pub tools: BTreeMap<String, ToolResult>,
     pub coherence: CoherenceResult,
     pub rollups: Rollups,
+    /// Tools left out of `tools` by a summarised report (see [`crate::report::summary`]): they
+    /// count in the rollups through this summary. Absent when every tool is listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<OmittedScores>,
+}
+
+impl SideScore {
+    /// Every tool of the side: the listed ones and those a summarised report left out.
+    pub fn tool_count(&self) -> usize {
+        self.tools.len() + self.omitted.as_ref().map_or(0, |o| o.count as usize)
+    }
+}
+
+/// The tools a summarised report leaves out of one side of one pair: unchanged definitions whose
+/// scores are the same on both sides in every pair. Exact enough to recompute the rollups and the
+/// decision; the digest pins down the entries themselves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OmittedScores {
+    pub count: u64,
+    /// The sum of their TDQS in tenths (exact: each TDQS is a whole number of tenths).
+    pub tdqs_tenths_sum: i64,
+    /// Their exact mean TDQS as `p/q` (information; the sum above is what recomputes).
+    pub exact_mean_tdqs: String,
+    /// The lowest of them (ties: the first name), as the side's `minTool` would name it.
+    pub min_tool: String,
+    pub min_tdqs: Tenths,
+    /// How many were answered by a call of their own (`answer: judged`): the noise-aware rule
+    /// counts each as carrying the noise floor.
+    pub judged: u64,
+    /// SHA-256 over their full entries (each tool's result as compact JSON, in name order): a
+    /// report that lists every tool (`--full-report`) gives the entries this digest names.
+    pub results_digest: String,
 }
 
 /// Counters of one scoring batch (a pair or a single side).

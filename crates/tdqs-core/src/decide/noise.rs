@@ -70,15 +70,45 @@ pub struct ToolScore {
 pub struct PairTools {
     pub base: BTreeMap<String, ToolScore>,
     pub head: BTreeMap<String, ToolScore>,
+    /// Tools of each side that a summarised report lists only as a sum (see [`Unlisted`]).
+    #[serde(default)]
+    pub base_unlisted: Unlisted,
+    #[serde(default)]
+    pub head_unlisted: Unlisted,
+}
+
+/// Tools a summarised report does not list one by one: unchanged definitions with the same TDQS
+/// on both sides in every pair. They move the mean (through their sum and count) and add noise
+/// (the floor, for each one judged by a call of its own: its values never vary), but can never
+/// fall, so the rule needs nothing else of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unlisted {
+    pub count: u64,
+    /// The sum of their TDQS, in tenths.
+    pub tenths_sum: i64,
+    /// How many of them carry noise ([`ToolScore::noisy`]).
+    pub noisy: u64,
+}
+
+/// One side of a pair as the rule reads it: the listed tools and the unlisted rest.
+type Side<'a> = (&'a BTreeMap<String, ToolScore>, Unlisted);
+
+fn base_of(p: &PairTools) -> Side<'_> {
+    (&p.base, p.base_unlisted)
+}
+
+fn head_of(p: &PairTools) -> Side<'_> {
+    (&p.head, p.head_unlisted)
 }
 
 impl PairTools {
-    fn exact_mean(side: &BTreeMap<String, ToolScore>) -> Option<Frac> {
-        if side.is_empty() {
+    fn exact_mean((side, rest): Side<'_>) -> Option<Frac> {
+        let n = side.len() as i64 + rest.count as i64;
+        if n == 0 {
             return None;
         }
-        let sum: i64 = side.values().map(|t| t.tdqs.0).sum();
-        Some(Frac::new(sum, 10 * side.len() as i64))
+        let sum: i64 = side.values().map(|t| t.tdqs.0).sum::<i64>() + rest.tenths_sum;
+        Some(Frac::new(sum, 10 * n))
     }
 }
 
@@ -190,8 +220,8 @@ fn tolerance(variance: Frac, params: &NoiseParams) -> f64 {
 /// The first pair dropped: its exact mean fell, or one tool fell by the guard.
 pub fn first_pair_dropped(first: &PairTools, guard: Tenths) -> bool {
     let (Some(b), Some(h)) = (
-        PairTools::exact_mean(&first.base),
-        PairTools::exact_mean(&first.head),
+        PairTools::exact_mean(base_of(first)),
+        PairTools::exact_mean(head_of(first)),
     ) else {
         return false;
     };
@@ -226,14 +256,14 @@ pub fn next_with(
         return NoiseNext::ScoreMore(required - pairs.len());
     }
     let pairs = &pairs[..required];
-    let means = |side: fn(&PairTools) -> &BTreeMap<String, ToolScore>| -> Vec<Frac> {
+    let means = |side: fn(&PairTools) -> Side<'_>| -> Vec<Frac> {
         pairs
             .iter()
             .map(|p| PairTools::exact_mean(side(p)).unwrap_or_default())
             .collect()
     };
-    let base_means = means(|p| &p.base);
-    let head_means = means(|p| &p.head);
+    let base_means = means(base_of);
+    let head_means = means(head_of);
     let spread = |v: &[Frac]| {
         let lo = v.iter().min().copied().unwrap_or_default();
         let hi = v.iter().max().copied().unwrap_or_default();
@@ -244,22 +274,24 @@ pub fn next_with(
     let delta = head_median - base_median;
 
     // Standard error of the mean difference: noisy tools' variances over n² per side.
-    let side_variance = |side: fn(&PairTools) -> &BTreeMap<String, ToolScore>| -> Frac {
-        let first = side(&pairs[0]);
-        let n = first.len().max(1) as i64;
+    let side_variance = |side: fn(&PairTools) -> Side<'_>| -> Frac {
+        let (first, rest) = side(&pairs[0]);
+        let n = (first.len() as i64 + rest.count as i64).max(1);
+        // An unlisted tool has one value over every pair: a noisy one carries the floor.
+        let unlisted = params.floor_variance * Frac::from_integer(rest.noisy as i64);
         let total = first
             .iter()
             .map(|(name, score)| {
                 let values: Vec<Tenths> = pairs
                     .iter()
-                    .filter_map(|p| side(p).get(name).map(|t| t.tdqs))
+                    .filter_map(|p| side(p).0.get(name).map(|t| t.tdqs))
                     .collect();
                 noise_variance(&values, score.noisy, params)
             })
-            .fold(Frac::from_integer(0), |a, b| a + b);
+            .fold(unlisted, |a, b| a + b);
         total / Frac::from_integer(n * n)
     };
-    let mean_variance = side_variance(|p| &p.base) + side_variance(|p| &p.head);
+    let mean_variance = side_variance(base_of) + side_variance(head_of);
     let rounded_base = round1_frac(base_median);
     let rounded_head = round1_frac(head_median);
     let mean_blocks =
@@ -410,6 +442,7 @@ mod tests {
         PairTools {
             base: side(base),
             head: side(head),
+            ..Default::default()
         }
     }
 
@@ -523,6 +556,72 @@ mod tests {
         let (v, a) = decided(&[p]);
         assert_eq!(v, Verdict::Pass);
         assert_eq!(a.mean_tolerance, 0.0);
+    }
+
+    /// Moves the tools whose value is the same on both sides in every pair into the unlisted
+    /// sums, as a summarised report does.
+    fn summarised(pairs: &[PairTools]) -> Vec<PairTools> {
+        let steady: Vec<String> = pairs[0]
+            .base
+            .iter()
+            .filter(|(name, b)| {
+                pairs.iter().all(|p| {
+                    p.base.get(*name).map(|t| t.tdqs) == Some(b.tdqs)
+                        && p.head.get(*name).map(|t| t.tdqs) == Some(b.tdqs)
+                })
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        pairs
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                for name in &steady {
+                    for (side, rest) in [
+                        (&mut p.base, &mut p.base_unlisted),
+                        (&mut p.head, &mut p.head_unlisted),
+                    ] {
+                        let t = side.remove(name).unwrap();
+                        rest.count += 1;
+                        rest.tenths_sum += t.tdqs.0;
+                        rest.noisy += u64::from(t.noisy);
+                    }
+                }
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn issue_14_item_3_summarised_pairs_decide_exactly_as_the_full_ones() {
+        // 30 steady tools (some judged by calls of their own), one that falls, one that is noisy.
+        let mut base = vec![("falls", 40, true), ("noisy", 33, true)];
+        let names: Vec<String> = (0..30).map(|i| format!("t{i:02}")).collect();
+        for (i, n) in names.iter().enumerate() {
+            base.push((n.as_str(), 30 + (i as i64 % 7), i % 3 == 0));
+        }
+        let head_of = |falls: i64, noisy: i64| {
+            let mut h = base.clone();
+            h[0].1 = falls;
+            h[1].1 = noisy;
+            h
+        };
+        let pairs = vec![
+            pair(&base, &head_of(33, 31)),
+            pair(&base, &head_of(34, 35)),
+            pair(&base, &head_of(33, 33)),
+        ];
+        let short = summarised(&pairs);
+        assert_eq!(short[0].base.len(), 2);
+        assert_eq!(short[0].base_unlisted.count, 30);
+        for n in 1..=3 {
+            assert_eq!(
+                next(&pairs[..n], DEFAULT_GUARD, 2),
+                next(&short[..n], DEFAULT_GUARD, 2),
+                "after {n} pair(s)"
+            );
+        }
+        assert!(first_pair_dropped(&short[0], DEFAULT_GUARD));
     }
 
     #[test]

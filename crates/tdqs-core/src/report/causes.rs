@@ -39,7 +39,8 @@ pub fn of_first_pair_with_changes(
 
 /// Explains a first pair whose head mean is below its base mean.
 pub fn explain(base: &SideScore, head: &SideScore) -> Causes {
-    let n = head.tools.len().max(1) as i64;
+    // Every tool of the side, a summarised report's left-out ones included.
+    let n = head.tool_count().max(1) as i64;
     let mut tools = Vec::new();
     let mut added = Vec::new();
     for (name, h) in &head.tools {

@@ -338,7 +338,7 @@ fn section(report: &Report, table_name: Option<&str>) -> String {
         render_causes(&mut out, causes);
     }
     if let Some(first) = report.pairs.first() {
-        render_every_tool(&mut out, first);
+        render_every_tool(&mut out, first, omitted_count(report));
     }
     render_size(&mut out, report);
     if !report.warnings.is_empty() {
@@ -500,7 +500,8 @@ fn drawn_tools<'a>(report: &'a Report, first: &'a Pair, fallen: &BTreeSet<&str>)
     }
     Drawn {
         names,
-        not_drawn_unchanged: rest.len(),
+        // Tools a summarised report leaves out stand the same on both sides too.
+        not_drawn_unchanged: rest.len() + omitted_count(report),
         not_drawn_changed,
     }
 }
@@ -532,7 +533,8 @@ impl Drawn<'_> {
             return String::new();
         }
         format!(
-            "<p class=\"note not-drawn\">Not drawn: {} (every tool is in the table below).</p>\n",
+            "<p class=\"note not-drawn\">Not drawn: {} (every tool the report lists is in the \
+             table below).</p>\n",
             parts.join("; ")
         )
     }
@@ -898,15 +900,28 @@ fn render_causes(out: &mut String, causes: &Causes) {
     }
 }
 
-fn render_every_tool(out: &mut String, first: &Pair) {
+/// How many tools a summarised report leaves out (see `report::summary`).
+fn omitted_count(report: &Report) -> usize {
+    report.omitted.as_ref().map_or(0, |o| o.count as usize)
+}
+
+fn render_every_tool(out: &mut String, first: &Pair, omitted: usize) {
     let names = union_names(&first.base.tools, &first.head.tools);
     let _ = writeln!(
         out,
         "<details class=\"every-tool\"><summary>Every tool (first pair, {})</summary>\n\
          <table>\n<thead><tr><th>Tool</th><th class=\"num\">Base</th><th class=\"num\">Head</th>\
          <th>Smells (head)</th></tr></thead>\n<tbody>",
-        names.len()
+        names.len() + omitted
     );
+    if omitted > 0 {
+        let _ = writeln!(
+            out,
+            "<tr class=\"omitted\"><td colspan=\"4\">{omitted} tool(s) with the same definition \
+             and the same scores on both sides are summarised in the report, not listed \
+             (run with <code>--full-report</code> to list them).</td></tr>"
+        );
+    }
     let cell = |side: &SideScore, name: &str| {
         side.tools
             .get(name)

@@ -117,6 +117,7 @@ pub fn render(report: &Report) -> String {
     }
     if !report.pairs.is_empty() {
         render_scores(&mut out, report);
+        render_omitted(&mut out, report);
         render_tools(&mut out, report);
     } else if let Some(changes) = &report.changes {
         if !changes.added.is_empty() || !changes.removed.is_empty() || !changes.changed.is_empty() {
@@ -133,6 +134,9 @@ pub fn render(report: &Report) -> String {
             }
             out.push('\n');
         }
+    }
+    if report.pairs.is_empty() {
+        render_omitted(&mut out, report);
     }
     if let Some(size) = &report.size {
         let _ = writeln!(out, "### Size (information, never decisive)\n");
@@ -353,11 +357,46 @@ fn render_scores(out: &mut String, report: &Report) {
     out.push('\n');
 }
 
-fn render_tools(out: &mut String, report: &Report) {
-    let first = &report.pairs[0];
+/// The unchanged tools a summarised report counts without listing.
+fn render_omitted(out: &mut String, report: &Report) {
+    let Some(omitted) = &report.omitted else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "**{} unchanged tools are summarised, not listed**: the same definition on both sides",
+        omitted.count
+    );
+    match report.pairs.first().and_then(|p| p.head.omitted.as_ref()) {
+        Some(o) => {
+            let _ = write!(
+                out,
+                " and the same scores in every pair; their mean TDQS is {:.3} (lowest {} {}), \
+                 and they count in every mean above.",
+                o.tdqs_tenths_sum as f64 / (10.0 * o.count as f64),
+                code(&o.min_tool),
+                o.min_tdqs
+            );
+        }
+        None => out.push('.'),
+    }
     let _ = writeln!(
         out,
-        "<details><summary>Every tool (first pair)</summary>\n\n| Tool | Base | Head | Smells (head) |\n|---|---:|---:|---|"
+        " Servers of up to {} tools are listed in full; `--full-report` lists every tool.\n",
+        omitted.list_every_tool_up_to
+    );
+}
+
+fn render_tools(out: &mut String, report: &Report) {
+    let first = &report.pairs[0];
+    let title = if report.omitted.is_some() {
+        "Every listed tool (first pair; unchanged tools summarised above)"
+    } else {
+        "Every tool (first pair)"
+    };
+    let _ = writeln!(
+        out,
+        "<details><summary>{title}</summary>\n\n| Tool | Base | Head | Smells (head) |\n|---|---:|---:|---|"
     );
     let mut names: Vec<&String> = first
         .base

@@ -10,6 +10,7 @@ pub mod markdown;
 pub mod md_escape;
 pub mod model;
 pub mod monorepo;
+pub mod summary;
 pub mod text;
 
 pub use model::*;

@@ -19,7 +19,9 @@ use crate::rubric::{CoherenceDimension, ToolDimension};
 use crate::score::CallStats;
 use crate::score::SideScore;
 
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+/// 2: unchanged tools of large servers are summarised (`omitted`, see [`super::summary`]), so
+/// `base.tools`, `pairs[].*.tools` and `changes.unchanged` may no longer list every tool.
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 pub const REPORT_JSON: &str = "tool-definition-score.json";
 pub const REPORT_MARKDOWN: &str = "tool-definition-score.md";
 
@@ -272,6 +274,11 @@ pub struct Report {
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ReportError>,
+    /// Present when unchanged tools were summarised rather than listed ([`super::summary`]):
+    /// each pair side's `omitted` then holds their scores' sum, and the exports list only the
+    /// tools still listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<super::summary::Omitted>,
 }
 
 /// One side scored once (`tdqs-gate score`).
