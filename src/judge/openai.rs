@@ -14,7 +14,7 @@ use crate::judge::http::{
     answer_schema, answer_schema_name, excerpt, parse_json_body, ApiKey, Endpoint, HttpOptions,
     HttpRequest, HttpTransport, Sampling,
 };
-use crate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
+use crate::judge::{CallFailure, Judge, JudgeInfo, Question, QuestionKind, Reply, TokenUsage};
 use tdqs_core::error::{Error, Stage};
 
 /// The seed sent by default: any fixed value makes sampling repeatable where the server supports
@@ -161,7 +161,9 @@ impl OpenAiJudge {
                         "json_schema": {
                             "name": answer_schema_name(question.kind),
                             "schema": answer_schema(question.kind),
-                            "strict": true
+                            // A selection's `arguments` is open (each tool has its own
+                            // schema), which strict modes refuse.
+                            "strict": question.kind != QuestionKind::Selection
                         }
                     }),
                 );

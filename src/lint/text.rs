@@ -3,7 +3,6 @@
 //!
 //! Everything here is a pure function of its input, so the rules built on it are deterministic.
 
-use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use regex::Regex;

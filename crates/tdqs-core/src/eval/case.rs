@@ -212,6 +212,13 @@ impl Suite {
         out.into_iter().collect()
     }
 
+    /// SHA-256 of the cases as compact JSON: base and head are paired only over equal digests.
+    pub fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let bytes = serde_json::to_vec(&self.cases).unwrap_or_default();
+        hex::encode(Sha256::digest(&bytes))
+    }
+
     /// The cases that count towards the figures.
     pub fn scored(&self) -> impl Iterator<Item = &Case> {
         self.cases.iter().filter(|c| !c.exploratory)

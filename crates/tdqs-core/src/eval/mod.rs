@@ -13,6 +13,7 @@ pub mod answer;
 pub mod case;
 pub mod metrics;
 pub mod prompt;
+pub mod result;
 pub mod scores;
 pub mod stats;
 pub mod synthetic;

@@ -18,6 +18,9 @@ use crate::spec::signals::{ContextSignals, ShadowCandidate};
 pub enum QuestionKind {
     Tool,
     Coherence,
+    /// A tool-selection question of the eval (`tdqs_core::eval`): the answer is a
+    /// [`crate::eval::answer::SelectionAnswer`], never a TDQS score.
+    Selection,
 }
 
 /// The structured subject of a question, for judges that read definitions rather than prompts
@@ -39,6 +42,12 @@ pub enum Subject {
         /// Signals of every tool, in the same order.
         signals: Vec<ContextSignals>,
         candidates: Vec<ShadowCandidate>,
+    },
+    /// A selection question of the eval: one request against the side's tools.
+    Selection {
+        request: String,
+        /// Every raw tool object, in listing order, exactly as exported.
+        tools: Vec<Value>,
     },
 }
 

@@ -1,0 +1,112 @@
+//! `tdqs-gate eval`: read the cases, export the side, run the suite, print, apply
+//! `--min-accuracy` (exit 1 below it, as `lint` exits 1 on its thresholds).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tdqs_core::error::Error;
+use tdqs_core::eval::Mode;
+use tdqs_core::exit::Verdict;
+use tdqs_core::redact::redact;
+
+use super::args::{EvalArgs, EvalModeArg};
+use super::commands::{judge_options, lint_config, one_export, say};
+use super::output::{StderrProgress, Verbosity};
+use crate::eval::{self, cache, suite, EvalOptions};
+
+/// The folder the case file and the cache are found in: the repository's working tree, else
+/// `--repo`, else the current directory.
+fn root(repo: Option<&std::path::Path>) -> Result<PathBuf, Error> {
+    if crate::revision::in_repository(repo) {
+        if let Some(dir) = crate::revision::Repo::open_without_pruning(repo)?.workdir() {
+            return Ok(dir.to_path_buf());
+        }
+    }
+    repo.map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .ok_or_else(|| {
+            Error::usage("cannot tell the current directory").with_advice("pass --repo DIR")
+        })
+}
+
+pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    if let Some(n) = args.min_accuracy {
+        if !(0.0..=100.0).contains(&n) {
+            return Err(Error::usage(format!("--min-accuracy {n} is outside 0–100")));
+        }
+    }
+    let mode = match args.mode {
+        EvalModeArg::LiveModel => Mode::LiveModel,
+        EvalModeArg::Synthetic => Mode::Synthetic,
+    };
+    let root = root(args.repo.repo.as_deref())?;
+    let cases_path = args
+        .cases
+        .clone()
+        .unwrap_or_else(|| root.join(suite::SUITE_FILE));
+    let suite = suite::load(&cases_path)?;
+    let judge = match mode {
+        Mode::LiveModel => {
+            let judge = judge_options(&args.judge)?;
+            // A misconfigured live run stops here, before any server is started.
+            eval::live_identity(&judge)?;
+            Some(judge)
+        }
+        Mode::Synthetic => None,
+    };
+    let secrets = judge
+        .as_ref()
+        .map(crate::gate::judges::secret_env_names)
+        .unwrap_or_default();
+    let (config, _) = lint_config(args.repo.repo.as_deref())?;
+    let progress = StderrProgress::new(verbosity);
+    let export = one_export(
+        &args.export,
+        &args.rev,
+        &args.repo,
+        &args.server,
+        &secrets,
+        &progress,
+    )
+    .await?;
+    let lint = crate::lint::lint_export(&export, &config);
+    let opts = EvalOptions {
+        mode,
+        judge,
+        cache_dir: args
+            .eval_cache
+            .clone()
+            .unwrap_or_else(|| root.join(cache::DEFAULT_DIR)),
+        offline: args.offline,
+        max_cost_tokens: args.max_cost,
+        pace: args.pace.map(Duration::from_secs_f64),
+        allow_unknown_tools: false,
+    };
+    let run = eval::run(&export, &suite, &opts, &lint).await;
+    progress.finish();
+    let run = run?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&run)
+            .map_err(|e| Error::internal(format!("cannot serialise the eval run: {e}")))?
+            + "\n"
+    } else {
+        run.render_text()
+    };
+    let _ = write!(std::io::stdout(), "{}", redact(&text));
+    if let Some(min) = args.min_accuracy {
+        let share = run.metrics.selection.share();
+        if share.is_none_or(|s| s * 100.0 < min) {
+            say(
+                verbosity,
+                &format!(
+                    "tdqs-gate eval: selection accuracy {} is below --min-accuracy {min} ({})",
+                    run.metrics.selection.render().trim(),
+                    mode.as_str()
+                ),
+            );
+            return Ok(Verdict::Block);
+        }
+    }
+    Ok(Verdict::Pass)
+}
