@@ -1,0 +1,488 @@
+//! `tdqs-gate eval` (issue 16): the careful and the careless issue-tracker servers (one API
+//! written twice, examples/issue-tracker/) ranked in `synthetic` mode, `live_model` through a
+//! loopback OpenAI-compatible stand-in that selects by a scripted rule, replay from the cache
+//! with no network, argument validation, thresholds and budgets, and misconfigured live runs
+//! failing loudly. No test reaches the network.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::loopback::{refused_url, Loopback, Response};
+
+const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp-server");
+const MODEL: &str = "stand-in-selector-1";
+
+fn repo_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+fn server_command(which: &str) -> String {
+    format!(
+        "{FAKE} --tools {}",
+        repo_file(&format!("examples/issue-tracker/{which}.json")).display()
+    )
+}
+
+fn cases(which: &str) -> PathBuf {
+    repo_file(&format!("examples/issue-tracker/eval-{which}.toml"))
+}
+
+/// Runs `tdqs-gate eval` in `dir` (not a git repository: the case file and cache are given).
+fn eval(dir: &Path, which: &str, extra: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new(GATE);
+    cmd.current_dir(dir)
+        .arg("eval")
+        .arg("--repo")
+        .arg(dir)
+        .arg("--cases")
+        .arg(cases(which))
+        .arg("--command")
+        .arg(server_command(which))
+        .args(extra)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY");
+    cmd.output().unwrap()
+}
+
+fn json_of(out: &Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn ratio(run: &Value, key: &str) -> (u64, u64) {
+    let r = &run["metrics"][key];
+    (r["hit"].as_u64().unwrap(), r["of"].as_u64().unwrap())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Synthetic mode.
+
+#[test]
+fn issue_16_item_6_careful_server_ranks_above_careless_in_synthetic_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let careful = json_of(&eval(
+        dir.path(),
+        "careful",
+        &["--mode", "synthetic", "--json"],
+    ));
+    let careless = json_of(&eval(
+        dir.path(),
+        "careless",
+        &["--mode", "synthetic", "--json"],
+    ));
+    for run in [&careful, &careless] {
+        assert_eq!(run["mode"], "synthetic");
+        assert!(run["modeLabel"]
+            .as_str()
+            .unwrap()
+            .contains("not of model accuracy"));
+        assert_eq!(run["calls"], 0);
+        assert_eq!(run["cases"].as_array().unwrap().len(), 22);
+    }
+    let (c_hit, c_of) = ratio(&careful, "selection");
+    let (l_hit, l_of) = ratio(&careless, "selection");
+    assert_eq!((c_of, l_of), (18, 18));
+    assert!(
+        c_hit > l_hit,
+        "careful {c_hit}/{c_of} must rank above careless {l_hit}/{l_of}"
+    );
+    // The figures, pinned so a change to the heuristic is seen (docs/eval.md quotes them).
+    assert_eq!((c_hit, l_hit), (11, 6));
+    assert!(
+        careful["health"]["health"].as_u64() > careless["health"]["health"].as_u64(),
+        "health: {} vs {}",
+        careful["health"],
+        careless["health"]
+    );
+    assert!(careful["composite"]["total"].as_u64() > careless["composite"]["total"].as_u64());
+    // Synthetic generates no arguments: nothing is counted as valid or invalid.
+    assert_eq!(ratio(&careful, "argumentValidity"), (0, 0));
+    // Deterministic: the same run twice gives the same bytes.
+    let again = eval(dir.path(), "careful", &["--mode", "synthetic", "--json"]);
+    assert_eq!(
+        serde_json::to_string(&careful).unwrap(),
+        serde_json::to_string(&json_of(&again)).unwrap()
+    );
+}
+
+#[test]
+fn issue_16_item_3_text_output_shows_mode_figures_and_capture_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = eval(dir.path(), "careless", &["--mode", "synthetic"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("mode: synthetic: "), "{text}");
+    assert!(text.trim_end().ends_with("mode: synthetic"), "{text}");
+    for needle in [
+        "Selection accuracy     33%  6/18",
+        "  positives",
+        "  siblings",
+        "Abstention",
+        "Argument validity",
+        "captures 100 % of the requests meant for create_issue (1/1).",
+        "Health (toolgauge-style)",
+        "  lint ",
+        "  selection ",
+        "Composite (ToolChoice-style weights)",
+        "distinguishability               20%",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn issue_16_item_3_min_accuracy_fails_like_a_lint_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let low = eval(
+        dir.path(),
+        "careless",
+        &["--mode", "synthetic", "--min-accuracy", "50"],
+    );
+    assert_eq!(low.status.code(), Some(1), "below the threshold: exit 1");
+    assert!(String::from_utf8_lossy(&low.stderr).contains("below --min-accuracy 50"));
+    let ok = eval(
+        dir.path(),
+        "careful",
+        &["--mode", "synthetic", "--min-accuracy", "50"],
+    );
+    assert_eq!(ok.status.code(), Some(0));
+    let bad = eval(
+        dir.path(),
+        "careful",
+        &["--mode", "synthetic", "--min-accuracy", "150"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn issue_16_item_1_a_broken_case_file_is_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cases.toml");
+    std::fs::write(
+        &file,
+        "version = 1\n[[case]]\nid = \"x\"\nrequest = \"Close issue 4\"\nexpect = \"close_ticket\"\nkind = \"positive\"\nprovenance = \"user_defined\"\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(GATE)
+        .current_dir(dir.path())
+        .args(["eval", "--mode", "synthetic", "--repo"])
+        .arg(dir.path())
+        .arg("--cases")
+        .arg(&file)
+        .arg("--command")
+        .arg(server_command("careful"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("case `x` names `close_ticket`"), "{err}");
+    assert!(out.stdout.is_empty());
+    // No case file at all: named, with the way to write one.
+    let none = std::process::Command::new(GATE)
+        .current_dir(dir.path())
+        .args(["eval", "--mode", "synthetic", "--repo"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("tdqs-eval.toml"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// live_model through a loopback OpenAI-compatible stand-in.
+
+/// Valid arguments for each careful tool.
+fn valid_arguments(tool: &str) -> Value {
+    match tool {
+        "search_issues" => json!({"project": "atlas", "query": "login timeout"}),
+        "list_issues" => json!({"project": "atlas"}),
+        "create_issue" => json!({"project": "atlas", "title": "Signup crash"}),
+        "export_issues" => json!({"project": "atlas", "from": "2026-03-01", "to": "2026-03-31"}),
+        "close_issue" => json!({"project": "atlas", "number": 5, "reason": "completed"}),
+        "delete_issue" => json!({"project": "atlas", "number": 66, "confirm_title": "Spam"}),
+        "add_comment" => json!({"project": "atlas", "number": 14, "body": "Workaround exists."}),
+        _ => json!({"project": "atlas", "number": 7}),
+    }
+}
+
+/// The scripted rule: every request gets the expected tool of the careful suite with valid
+/// arguments, except three scripted mistakes: the triage sibling goes to `update_issue`, the
+/// create request omits the required title, and the export request adds a key the schema
+/// forbids.
+fn scripted_answer(request: &str, expected: &BTreeMap<String, String>) -> Value {
+    let tool = expected
+        .get(request)
+        .cloned()
+        .unwrap_or_else(|| "NO_TOOL".to_string());
+    let (tool, arguments) = if request.starts_with("Suggest, without changing anything") {
+        (
+            "update_issue".to_string(),
+            json!({"project": "atlas", "number": 20}),
+        )
+    } else if tool == "create_issue" && request.starts_with("File a new issue") {
+        (tool, json!({"project": "atlas"}))
+    } else if tool == "export_issues" {
+        (
+            tool,
+            json!({"project": "atlas", "from": "2026-03-01", "to": "2026-03-31", "format": "csv"}),
+        )
+    } else if tool == "NO_TOOL" {
+        (tool, json!({}))
+    } else {
+        let a = valid_arguments(&tool);
+        (tool, a)
+    };
+    json!({"tool": tool, "arguments": arguments, "confidence": 0.9, "reason": "scripted"})
+}
+
+struct StandIn {
+    server: Loopback,
+    /// Every chat request body received.
+    bodies: Arc<Mutex<Vec<Value>>>,
+}
+
+fn stand_in() -> StandIn {
+    let suite =
+        tdqs_gate::eval::suite::parse(&std::fs::read_to_string(cases("careful")).unwrap()).unwrap();
+    let expected: BTreeMap<String, String> = suite
+        .cases
+        .iter()
+        .map(|c| (c.request.clone(), c.expect.as_str().to_string()))
+        .collect();
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    let server = Loopback::start(move |req| match (req.method.as_str(), req.path.as_str()) {
+        ("POST", "/v1/chat/completions") => {
+            let body: Value = serde_json::from_slice(&req.body).unwrap();
+            seen.lock().unwrap().push(body.clone());
+            let user = body["messages"][1]["content"].as_str().unwrap_or("");
+            let request = user
+                .split("User request:\n")
+                .nth(1)
+                .unwrap_or("")
+                .trim_end()
+                .to_string();
+            let answer = scripted_answer(&request, &expected);
+            Response::ok(
+                json!({"id": "c1", "object": "chat.completion", "model": body["model"],
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": answer.to_string()}}],
+                       "usage": {"prompt_tokens": 1000, "completion_tokens": 40}})
+                .to_string(),
+            )
+            .with_header("content-type", "application/json")
+        }
+        ("GET", p) if p.starts_with("/v1/models") => {
+            Response::ok(json!({"data": [{"id": MODEL, "object": "model"}]}).to_string())
+                .with_header("content-type", "application/json")
+        }
+        _ => Response::status(404, "not found"),
+    });
+    StandIn { server, bodies }
+}
+
+fn live_args<'a>(base_url: &'a str, cache: &'a str) -> Vec<&'a str> {
+    vec![
+        "--mode",
+        "live-model",
+        "--judge",
+        "openai",
+        "--model",
+        MODEL,
+        "--base-url",
+        base_url,
+        "--eval-cache",
+        cache,
+        "--json",
+    ]
+}
+
+#[test]
+fn issue_16_item_2_live_model_through_a_loopback_stand_in_then_offline_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("eval-cache");
+    let cache_s = cache.to_str().unwrap().to_string();
+    let standin = stand_in();
+    let url = standin.server.url("");
+    let run = json_of(&eval(dir.path(), "careful", &live_args(&url, &cache_s)));
+    assert_eq!(run["mode"], "live_model");
+    assert_eq!(run["selector"], "openai");
+    assert_eq!(run["model"], MODEL);
+    assert_eq!(ratio(&run, "selection"), (17, 18));
+    assert_eq!(ratio(&run, "positives"), (10, 10));
+    assert_eq!(ratio(&run, "siblings"), (7, 8));
+    assert_eq!(ratio(&run, "abstention"), (4, 4));
+    // Argument validity: 18 selections of a listed tool, two scripted invalid ones.
+    assert_eq!(ratio(&run, "argumentValidity"), (16, 18));
+    let by_id = |id: &str| {
+        run["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let create = by_id("p-create");
+    assert_eq!(create["argumentsValid"], false);
+    assert!(
+        create["argumentErrors"].to_string().contains("title"),
+        "{create}"
+    );
+    let export = by_id("p-export");
+    assert!(
+        export["argumentErrors"].to_string().contains("format"),
+        "{export}"
+    );
+    assert_eq!(by_id("p-get")["argumentsValid"], true);
+    assert_eq!(by_id("s-triage-not-update")["selected"], "update_issue");
+    let captures = run["metrics"]["captures"].as_array().unwrap();
+    assert_eq!(captures.len(), 1);
+    assert_eq!(captures[0]["captor"], "update_issue");
+    assert_eq!(captures[0]["meantFor"], "triage_issue");
+    // Tokens and calls of the run.
+    assert_eq!(run["calls"], 22);
+    assert_eq!(run["cached"], 0);
+    assert_eq!(run["usage"]["inputTokens"], 22_000);
+    assert_eq!(run["usage"]["outputTokens"], 880);
+    // What the model was shown: temperature 0, the definitions exactly as exported.
+    let bodies = standin.bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 22);
+    let tools: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(repo_file("examples/issue-tracker/careful.json")).unwrap(),
+    )
+    .unwrap();
+    let shown = serde_json::to_string_pretty(&Value::Array(tools)).unwrap();
+    for body in &bodies {
+        assert_eq!(body["temperature"].as_f64(), Some(0.0));
+        assert!(body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains(&shown));
+    }
+    // Every answer cached, one file each.
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 22);
+
+    // Replay: no server, no key, no network; the same figures.
+    standin.server.stop();
+    let dead = refused_url("");
+    let replay = json_of(&eval(
+        dir.path(),
+        "careful",
+        &[&live_args(&dead, &cache_s)[..], &["--offline"]].concat(),
+    ));
+    assert_eq!(replay["calls"], 0);
+    assert_eq!(replay["cached"], 22);
+    assert_eq!(replay["metrics"], run["metrics"]);
+    assert_eq!(replay["cases"], run["cases"]);
+
+    // A case the cache has never seen: --offline fails, naming it, and prints no figures.
+    let file = dir.path().join("more.toml");
+    let mut text = std::fs::read_to_string(cases("careful")).unwrap();
+    text.push_str("\n[[case]]\nid = \"new-one\"\nrequest = \"Close atlas issue 3\"\nexpect = \"close_issue\"\nkind = \"positive\"\nprovenance = \"user_defined\"\n");
+    std::fs::write(&file, text).unwrap();
+    let miss = std::process::Command::new(GATE)
+        .current_dir(dir.path())
+        .args(["eval", "--repo"])
+        .arg(dir.path())
+        .arg("--cases")
+        .arg(&file)
+        .arg("--command")
+        .arg(server_command("careful"))
+        .args(live_args(&dead, &cache_s))
+        .arg("--offline")
+        .output()
+        .unwrap();
+    assert_eq!(miss.status.code(), Some(2));
+    assert!(miss.stdout.is_empty());
+    let err = String::from_utf8_lossy(&miss.stderr);
+    assert!(err.contains("no cached answer for case `new-one`"), "{err}");
+}
+
+#[test]
+fn issue_16_item_4_max_cost_stops_the_run_and_keeps_the_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("eval-cache");
+    let cache_s = cache.to_str().unwrap().to_string();
+    let standin = stand_in();
+    let url = standin.server.url("");
+    let out = eval(
+        dir.path(),
+        "careful",
+        &[&live_args(&url, &cache_s)[..], &["--max-cost", "2500"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--max-cost 2500"), "{err}");
+    // 1040 tokens a call: the third call passes the budget, so three answers are kept.
+    assert_eq!(standin.bodies.lock().unwrap().len(), 3);
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 3);
+}
+
+#[test]
+fn issue_16_item_2_misconfigured_live_runs_fail_loudly_never_falling_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("c");
+    let cache_s = cache.to_str().unwrap().to_string();
+    let cases_ = [
+        // No address for the OpenAI-compatible judge.
+        (
+            vec![
+                "--mode",
+                "live-model",
+                "--judge",
+                "openai",
+                "--model",
+                MODEL,
+            ],
+            "base-url",
+        ),
+        // The static judge cannot select.
+        (
+            vec!["--mode", "live-model", "--judge", "static"],
+            "cannot select",
+        ),
+        // A missing key variable.
+        (
+            vec![
+                "--mode",
+                "live-model",
+                "--judge",
+                "anthropic",
+                "--token-env",
+                "TDQS_EVAL_NO_SUCH_KEY",
+            ],
+            "TDQS_EVAL_NO_SUCH_KEY",
+        ),
+    ];
+    for (args, needle) in cases_ {
+        let out = eval(
+            dir.path(),
+            "careful",
+            &[&args[..], &["--eval-cache", &cache_s]].concat(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: figures printed");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(err.contains("INVALID"), "{err}");
+    }
+    // An unreachable endpoint stops the run at the preflight.
+    let dead = refused_url("");
+    let out = eval(dir.path(), "careful", &live_args(&dead, &cache_s));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(!cache.exists(), "nothing cached from a failed run");
+}
