@@ -70,6 +70,8 @@ pub struct Config {
     pub lint: Option<toml::Value>,
     /// The `[decision]` table.
     pub decision: DecisionConfig,
+    /// The `[eval]` table, uninterpreted (the eval stage defines its meaning).
+    pub eval: Option<toml::Value>,
 }
 
 /// The `[decision]` table.
@@ -288,6 +290,7 @@ impl Config {
             probe,
             lint: raw.lint,
             decision,
+            eval: raw.eval,
         })
     }
 }
@@ -334,6 +337,7 @@ struct RawConfig {
     probe: Option<RawProbe>,
     lint: Option<toml::Value>,
     decision: Option<RawDecision>,
+    eval: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]

@@ -181,6 +181,15 @@ pub struct GateArgs {
         conflicts_with_all = ["check", "base", "head", "base_export", "head_export"]
     )]
     pub calibrate: Option<PathBuf>,
+    /// Also run the selection check: the case suite (tdqs-eval.toml) on both sides with the same
+    /// selector, BLOCK on a significant selection fall (exact McNemar). MODE: live-model (the
+    /// judge selects) or synthetic. Over `[eval] mode` of tdqs-gate.toml.
+    #[arg(long, value_enum, value_name = "MODE", conflicts_with_all = ["check", "calibrate"])]
+    pub eval: Option<EvalModeArg>,
+    /// The case file of the selection check (default: `[eval] cases`, else tdqs-eval.toml at
+    /// the repository root).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["check", "calibrate"])]
+    pub eval_cases: Option<PathBuf>,
     /// Runs for --calibrate [default: 3].
     #[arg(
         long,

@@ -150,6 +150,7 @@ fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
         share_identical: !args.independent_sides,
         decision_rule: args.decision_rule.map(Into::into),
         tool_drop: tool_drop(args)?,
+        eval: None,
     })
 }
 
@@ -194,10 +195,11 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
         return crate::calibrate::print_summary(&done?, &mut std::io::stdout());
     }
     let opts = gate_options(&args.sides)
-        .and_then(|opts| {
+        .and_then(|mut opts| {
             if let Some(badge) = &args.badge {
                 crate::report::badge::check_path(badge)?;
             }
+            opts.eval = super::eval_cmd::gate_eval(&args, &opts)?;
             Ok(opts)
         })
         .inspect_err(|_| {
@@ -247,6 +249,7 @@ fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
         share_identical: !args.independent_sides,
         decision_rule: args.decision_rule.map(Into::into),
         tool_drop: tool_drop(args)?,
+        eval: None,
     };
     if args.base.is_some() || args.base_export.is_some() {
         let given = gate_options(args)?;

@@ -110,3 +110,64 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
     }
     Ok(Verdict::Pass)
 }
+
+/// The gate's selection check from `--eval MODE`, `--eval-cases` and the `[eval]` table of the
+/// working tree's tdqs-gate.toml; `None` when neither asks for it.
+pub(super) fn gate_eval(
+    args: &super::args::GateArgs,
+    opts: &crate::gate::GateOptions,
+) -> Result<Option<crate::gate::GateEval>, Error> {
+    let root = root(opts.repo.as_deref())?;
+    let config = crate::config::Config::load(&root)?;
+    let table = eval::config::EvalConfig::from_toml(config.as_ref().and_then(|c| c.eval.as_ref()))?;
+    let mode = match (args.eval, table.as_ref().and_then(|t| t.mode.as_deref())) {
+        (Some(EvalModeArg::LiveModel), _) => Mode::LiveModel,
+        (Some(EvalModeArg::Synthetic), _) => Mode::Synthetic,
+        (None, Some(text)) => eval::config::parse_mode(text).unwrap_or(Mode::Synthetic),
+        (None, None) => {
+            if table.is_some() {
+                return Err(Error::new(
+                    tdqs_core::error::Stage::Config,
+                    "the [eval] table has no mode, so the selection check cannot run",
+                )
+                .with_advice("write mode = \"live_model\" or mode = \"synthetic\" in [eval], or pass --eval MODE"));
+            }
+            if args.eval_cases.is_some() {
+                return Err(Error::usage("--eval-cases goes with --eval MODE")
+                    .with_advice("pass --eval live-model or --eval synthetic"));
+            }
+            return Ok(None);
+        }
+    };
+    let table = table.unwrap_or_default();
+    let cases_path = args
+        .eval_cases
+        .clone()
+        .or_else(|| table.cases.as_ref().map(|p| root.join(p)))
+        .unwrap_or_else(|| root.join(suite::SUITE_FILE));
+    let suite = suite::load(&cases_path)?;
+    let judge = match mode {
+        Mode::LiveModel => {
+            eval::live_identity(&opts.judge)?;
+            Some(opts.judge.clone())
+        }
+        Mode::Synthetic => None,
+    };
+    Ok(Some(crate::gate::GateEval {
+        suite,
+        cases_path,
+        options: EvalOptions {
+            mode,
+            judge,
+            cache_dir: table
+                .cache
+                .as_ref()
+                .map(|p| root.join(p))
+                .unwrap_or_else(|| root.join(cache::DEFAULT_DIR)),
+            offline: table.offline,
+            max_cost_tokens: table.max_cost,
+            pace: table.pace.map(Duration::from_secs_f64),
+            allow_unknown_tools: true,
+        },
+    }))
+}

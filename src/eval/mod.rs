@@ -10,6 +10,7 @@
 
 pub mod arguments;
 pub mod cache;
+pub mod config;
 pub mod suite;
 
 use std::path::PathBuf;

@@ -208,6 +208,7 @@ impl Setup {
             share_identical: true,
             decision_rule: None,
             tool_drop: None,
+            eval: None,
         }
     }
 }

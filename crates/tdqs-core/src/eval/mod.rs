@@ -11,6 +11,7 @@
 
 pub mod answer;
 pub mod case;
+pub mod compare;
 pub mod metrics;
 pub mod prompt;
 pub mod result;
