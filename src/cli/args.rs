@@ -368,8 +368,16 @@ pub enum EvalModeArg {
 pub struct EvalArgs {
     /// Who selects: live-model (a model, through --judge) or synthetic (no model). Required: the
     /// two measure different things, so neither is assumed.
-    #[arg(long, value_enum)]
-    pub mode: EvalModeArg,
+    #[arg(long, value_enum, required_unless_present = "init")]
+    pub mode: Option<EvalModeArg>,
+    /// Draft a case file with the judge model instead of running one: each drafted case is then
+    /// validated in a separate question, and a case defended with confidence under 0.7 is
+    /// marked exploratory (shown, not scored). Writes --cases (default tdqs-eval.toml).
+    #[arg(long, conflicts_with_all = ["mode", "min_accuracy", "offline", "json"])]
+    pub init: bool,
+    /// With --init: replace an existing case file.
+    #[arg(long, requires = "init")]
+    pub force: bool,
     /// The case file (default: tdqs-eval.toml at the repository root).
     #[arg(long, value_name = "FILE")]
     pub cases: Option<PathBuf>,

@@ -36,15 +36,18 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
             return Err(Error::usage(format!("--min-accuracy {n} is outside 0–100")));
         }
     }
-    let mode = match args.mode {
-        EvalModeArg::LiveModel => Mode::LiveModel,
-        EvalModeArg::Synthetic => Mode::Synthetic,
-    };
     let root = root(args.repo.repo.as_deref())?;
     let cases_path = args
         .cases
         .clone()
         .unwrap_or_else(|| root.join(suite::SUITE_FILE));
+    if args.init {
+        return init_command(&args, &cases_path, verbosity).await;
+    }
+    let mode = match args.mode {
+        Some(EvalModeArg::LiveModel) => Mode::LiveModel,
+        Some(EvalModeArg::Synthetic) | None => Mode::Synthetic,
+    };
     let suite = suite::load(&cases_path)?;
     let judge = match mode {
         Mode::LiveModel => {
@@ -108,6 +111,72 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
             return Ok(Verdict::Block);
         }
     }
+    Ok(Verdict::Pass)
+}
+
+/// `eval --init`: refuses to overwrite without `--force` (checked before anything runs), drafts,
+/// validates, writes the file atomically, and prints what it wrote.
+async fn init_command(
+    args: &EvalArgs,
+    path: &std::path::Path,
+    verbosity: Verbosity,
+) -> Result<Verdict, Error> {
+    if path.exists() && !args.force {
+        return Err(Error::new(
+            tdqs_core::error::Stage::Eval,
+            format!(
+                "{} already exists; --init does not overwrite it",
+                path.display()
+            ),
+        )
+        .with_advice("pass --force to replace it, or --cases FILE to write another file"));
+    }
+    let judge = judge_options(&args.judge)?;
+    eval::live_identity(&judge)?;
+    let secrets = crate::gate::judges::secret_env_names(&judge);
+    let (config, _) = lint_config(args.repo.repo.as_deref())?;
+    let progress = StderrProgress::new(verbosity);
+    let export = one_export(
+        &args.export,
+        &args.rev,
+        &args.repo,
+        &args.server,
+        &secrets,
+        &progress,
+    )
+    .await?;
+    let lint = crate::lint::lint_export(&export, &config);
+    let drafted = eval::init::draft(&export, &judge, &lint).await;
+    progress.finish();
+    let drafted = drafted?;
+    let body = suite::render(&drafted.suite)?;
+    let text = format!(
+        "# Drafted by `tdqs-gate eval --init` with {} and validated case by case.\n\
+         # Provenance ai_generated: directional, not independent ground truth. Review every case,\n\
+         # change `provenance` to \"user_defined\" for the ones you vouch for, and commit the file.\n\
+         # Cases with exploratory = true were defended with confidence < 0.7: shown, not scored.\n\n{body}",
+        drafted.model
+    );
+    crate::platform::atomic::write_atomically(path, text.as_bytes(), None).map_err(|e| {
+        Error::new(
+            tdqs_core::error::Stage::Eval,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    })?;
+    let exploratory = drafted.suite.cases.iter().filter(|c| c.exploratory).count();
+    let mut out = format!(
+        "wrote {} cases to {} ({} exploratory, not scored; {} model calls, {} tokens in, {} out)\n",
+        drafted.suite.cases.len(),
+        path.display(),
+        exploratory,
+        drafted.calls,
+        drafted.usage.input_tokens,
+        drafted.usage.output_tokens
+    );
+    for d in &drafted.dropped {
+        out.push_str(&format!("dropped: {d}\n"));
+    }
+    let _ = write!(std::io::stdout(), "{}", redact(&out));
     Ok(Verdict::Pass)
 }
 

@@ -11,6 +11,7 @@
 pub mod arguments;
 pub mod cache;
 pub mod config;
+pub mod init;
 pub mod suite;
 
 use std::path::PathBuf;
@@ -117,7 +118,7 @@ struct Spend {
 }
 
 /// Builds the live judge and runs its preflight: a missing key, CLI or address stops here.
-async fn live_judge(opts: &JudgeOptions) -> Result<Arc<dyn Judge>, Error> {
+pub(crate) async fn live_judge(opts: &JudgeOptions) -> Result<Arc<dyn Judge>, Error> {
     let pins = crate::spec::load_pins(opts.pins.as_deref())?;
     let judge = crate::gate::judges::build(opts, &pins)?;
     judge.preflight().await?;

@@ -18,7 +18,7 @@ use crate::judge::http::{
     answer_schema, excerpt, parse_json_body, ApiKey, Endpoint, HttpOptions, HttpRequest,
     HttpTransport, Sampling,
 };
-use crate::judge::{CallFailure, Judge, JudgeInfo, Question, QuestionKind, Reply, TokenUsage};
+use crate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
 use tdqs_core::error::{Error, Stage};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -178,7 +178,7 @@ impl AnthropicJudge {
         }
         // A selection's `arguments` is open (each tool has its own schema), which structured
         // output refuses: the prompt alone asks for the JSON, and the answer is validated.
-        if o.structured_output && question.kind != QuestionKind::Selection {
+        if o.structured_output && !question.kind.is_eval() {
             output_config.insert(
                 "format".into(),
                 json!({"type": "json_schema", "schema": answer_schema(question.kind)}),

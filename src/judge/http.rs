@@ -346,6 +346,8 @@ pub fn answer_schema_name(kind: QuestionKind) -> &'static str {
         QuestionKind::Tool => "tdqs_tool_answer",
         QuestionKind::Coherence => "tdqs_coherence_answer",
         QuestionKind::Selection => "tdqs_selection_answer",
+        QuestionKind::EvalDraft => "tdqs_eval_draft_answer",
+        QuestionKind::EvalValidate => "tdqs_eval_validation_answer",
     }
 }
 
@@ -365,9 +367,10 @@ pub fn answer_schema(kind: QuestionKind) -> Value {
     });
     let keys: Vec<&str> = match kind {
         QuestionKind::Tool => ToolDimension::ALL.iter().map(|d| d.key()).collect(),
-        QuestionKind::Coherence | QuestionKind::Selection => {
-            CoherenceDimension::ALL.iter().map(|d| d.key()).collect()
-        }
+        QuestionKind::Coherence
+        | QuestionKind::Selection
+        | QuestionKind::EvalDraft
+        | QuestionKind::EvalValidate => CoherenceDimension::ALL.iter().map(|d| d.key()).collect(),
     };
     let mut score_properties = Map::new();
     for key in &keys {
@@ -391,6 +394,8 @@ pub fn answer_schema(kind: QuestionKind) -> Value {
             "additionalProperties": false
         }),
         QuestionKind::Selection => tdqs_core::eval::answer::selection_answer_schema(),
+        QuestionKind::EvalDraft => tdqs_core::eval::draft::draft_answer_schema(),
+        QuestionKind::EvalValidate => tdqs_core::eval::draft::validation_answer_schema(),
         QuestionKind::Coherence => json!({
             "type": "object",
             "properties": {

@@ -14,7 +14,7 @@ use crate::judge::http::{
     answer_schema, answer_schema_name, excerpt, parse_json_body, ApiKey, Endpoint, HttpOptions,
     HttpRequest, HttpTransport, Sampling,
 };
-use crate::judge::{CallFailure, Judge, JudgeInfo, Question, QuestionKind, Reply, TokenUsage};
+use crate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
 use tdqs_core::error::{Error, Stage};
 
 /// The seed sent by default: any fixed value makes sampling repeatable where the server supports
@@ -163,7 +163,7 @@ impl OpenAiJudge {
                             "schema": answer_schema(question.kind),
                             // A selection's `arguments` is open (each tool has its own
                             // schema), which strict modes refuse.
-                            "strict": question.kind != QuestionKind::Selection
+                            "strict": !question.kind.is_eval()
                         }
                     }),
                 );

@@ -140,6 +140,8 @@ fn question_key(judge_reads_prompts: bool, q: &Question) -> String {
         QuestionKind::Tool => b"tool\0".as_slice(),
         QuestionKind::Coherence => b"coherence\0".as_slice(),
         QuestionKind::Selection => b"selection\0".as_slice(),
+        QuestionKind::EvalDraft => b"eval-draft\0".as_slice(),
+        QuestionKind::EvalValidate => b"eval-validate\0".as_slice(),
     });
     if judge_reads_prompts {
         h.update(q.system.as_bytes());
@@ -488,7 +490,9 @@ async fn ask_with_retries(
                     QuestionKind::Coherence => {
                         parse_coherence_answer(&reply.text).map(Answer::Coherence)
                     }
-                    QuestionKind::Selection => Err(
+                    QuestionKind::Selection
+                    | QuestionKind::EvalDraft
+                    | QuestionKind::EvalValidate => Err(
                         "a selection question reached the TDQS scorer (a bug in tdqs-gate)"
                             .to_string(),
                     ),

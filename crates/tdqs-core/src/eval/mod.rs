@@ -12,6 +12,7 @@
 pub mod answer;
 pub mod case;
 pub mod compare;
+pub mod draft;
 pub mod metrics;
 pub mod prompt;
 pub mod result;

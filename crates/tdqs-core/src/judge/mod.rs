@@ -21,6 +21,20 @@ pub enum QuestionKind {
     /// A tool-selection question of the eval (`tdqs_core::eval`): the answer is a
     /// [`crate::eval::answer::SelectionAnswer`], never a TDQS score.
     Selection,
+    /// `eval --init`: draft a case suite for a tool set.
+    EvalDraft,
+    /// `eval --init`: how defensible one drafted case's expected answer is.
+    EvalValidate,
+}
+
+impl QuestionKind {
+    /// True for the eval's questions (no TDQS answer; open JSON schemas).
+    pub fn is_eval(self) -> bool {
+        matches!(
+            self,
+            QuestionKind::Selection | QuestionKind::EvalDraft | QuestionKind::EvalValidate
+        )
+    }
 }
 
 /// The structured subject of a question, for judges that read definitions rather than prompts
