@@ -148,15 +148,13 @@ pub fn parse_draft_answer(
                 kind.as_str(),
                 expect.as_str()
             ))
-        } else if let Some(t) = expect
-            .tool()
-            .into_iter()
-            .chain(sibling.as_deref())
-            .find(|t| !listed.contains(t))
-        {
-            Some(format!("`{t}` is not a tool of the server"))
         } else {
-            None
+            expect
+                .tool()
+                .into_iter()
+                .chain(sibling.as_deref())
+                .find(|t| !listed.contains(t))
+                .map(|t| format!("`{t}` is not a tool of the server"))
         };
         if let Some(p) = problem {
             dropped.push(format!(

@@ -93,8 +93,8 @@ pub fn health(errors: usize, warnings: usize, selection_hit: usize, selection_of
     let selection_score = (selection_of > 0).then(|| {
         ((selection_hit as u64 * 200 + selection_of as u64) / (2 * selection_of as u64)) as u32
     });
-    // round(0.5·a + 0.5·b) = (a + b + 1) / 2 in integers, halves up.
-    let health = selection_score.map(|s| (lint_score + s + 1) / 2);
+    // round(0.5·a + 0.5·b), halves up, in integers.
+    let health = selection_score.map(|s| (lint_score + s).div_ceil(2));
     Health {
         lint_errors: errors,
         lint_warnings: warnings,
