@@ -58,6 +58,29 @@ impl EvalConfig {
                 .with_advice("write mode = \"live_model\" or mode = \"synthetic\""));
             }
         }
+        // The table comes from the head: its paths stay inside the repository (the case file is
+        // read and quoted in errors, the cache folder is written to).
+        for (key, path) in [("cases", &config.cases), ("cache", &config.cache)] {
+            if let Some(path) = path {
+                let inside = path.is_relative()
+                    && path.components().all(|c| {
+                        matches!(
+                            c,
+                            std::path::Component::Normal(_) | std::path::Component::CurDir
+                        )
+                    });
+                if !inside {
+                    return Err(Error::new(
+                        Stage::Config,
+                        format!(
+                            "[eval] {key} = {:?} leaves the repository",
+                            path.display().to_string()
+                        ),
+                    )
+                    .with_advice("give a path relative to the repository root, without `..`"));
+                }
+            }
+        }
         if let Some(p) = config.pace {
             if !(0.0..=3600.0).contains(&p) {
                 return Err(Error::new(
@@ -93,5 +116,18 @@ mod tests {
         let unknown = EvalConfig::from_toml(Some(&table("[eval]\nmodel = \"x\"\n"))).unwrap_err();
         assert!(unknown.cause.contains("model"), "{}", unknown.cause);
         assert_eq!(EvalConfig::from_toml(None).unwrap(), None);
+        for outside in [
+            "cases = \"../x.toml\"",
+            "cache = \"/tmp/c\"",
+            "cache = \"a/../../b\"",
+        ] {
+            let err =
+                EvalConfig::from_toml(Some(&table(&format!("[eval]\n{outside}\n")))).unwrap_err();
+            assert!(
+                err.cause.contains("leaves the repository"),
+                "{outside}: {}",
+                err.cause
+            );
+        }
     }
 }

@@ -506,7 +506,7 @@ mod gate_check {
             .join(name)
     }
 
-    fn careful_tools() -> Vec<Value> {
+    pub(super) fn careful_tools() -> Vec<Value> {
         serde_json::from_str(
             &std::fs::read_to_string(repo_file("examples/issue-tracker/careful.json")).unwrap(),
         )
@@ -527,7 +527,7 @@ mod gate_check {
         tools
     }
 
-    fn export_file(dir: &Path, name: &str, tools: Vec<Value>) -> PathBuf {
+    pub(super) fn export_file(dir: &Path, name: &str, tools: Vec<Value>) -> PathBuf {
         let listing = RawListing {
             server_name: Some("issue-tracker-example".into()),
             server_version: Some("1.0.0".into()),
@@ -873,4 +873,77 @@ fn issue_16_item_1_init_drafts_validates_and_refuses_to_overwrite() {
     let forced = init(dir.path(), &url, &["--force"]);
     assert_eq!(forced.status.code(), Some(0));
     assert!(std::fs::read_to_string(&path).unwrap().contains("[[case]]"));
+}
+
+#[test]
+fn issue_16_item_5_eval_table_and_flag_turn_the_check_on_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = gate_check::export_file(dir.path(), "base", gate_check::careful_tools());
+    let mut tools = gate_check::careful_tools();
+    tools[0]["description"] = json!(format!(
+        "{} Results come back newest first.",
+        tools[0]["description"].as_str().unwrap()
+    ));
+    let head = gate_check::export_file(dir.path(), "head", tools);
+    std::fs::copy(cases("careful"), dir.path().join("tdqs-eval.toml")).unwrap();
+    let gate = |extra: &[&str]| {
+        std::process::Command::new(GATE)
+            .current_dir(dir.path())
+            .arg("--repo")
+            .arg(dir.path())
+            .arg("--base-export")
+            .arg(&base)
+            .arg("--head-export")
+            .arg(&head)
+            .args(["--judge", "static", "--report-dir", "report", "-q"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let report = || -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("report/tool-definition-score.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    // Off by default.
+    let out = gate(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report().get("eval").is_none());
+    // --eval synthetic: the check runs and is reported, with its mode.
+    let out = gate(&["--eval", "synthetic"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report();
+    assert_eq!(r["eval"]["mode"], "synthetic");
+    assert_eq!(r["eval"]["blocks"], false);
+    assert_eq!(r["eval"]["cases"].as_array().unwrap().len(), 22);
+    crate::gate::harness::assert_schema_valid(&r);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Selection (synthetic"));
+    // The same from the [eval] table.
+    std::fs::write(
+        dir.path().join("tdqs-gate.toml"),
+        "[eval]\nmode = \"synthetic\"\n",
+    )
+    .unwrap();
+    assert_eq!(gate(&[]).status.code(), Some(0));
+    assert_eq!(report()["eval"]["mode"], "synthetic");
+    // A table without a mode, or a path leaving the repository: INVALID before anything runs.
+    for table in [
+        "[eval]\ncases = \"tdqs-eval.toml\"\n",
+        "[eval]\nmode = \"synthetic\"\ncases = \"../x.toml\"\n",
+    ] {
+        std::fs::write(dir.path().join("tdqs-gate.toml"), table).unwrap();
+        let out = gate(&[]);
+        assert_eq!(out.status.code(), Some(2), "{table}");
+    }
 }
