@@ -77,6 +77,8 @@ pub struct Config {
     pub lint: Option<toml::Value>,
     /// The `[decision]` table.
     pub decision: DecisionConfig,
+    /// The `[eval]` table, uninterpreted (the eval stage defines its meaning).
+    pub eval: Option<toml::Value>,
 }
 
 /// One `[[server]]` table: a name and the same keys as `[server]`.
@@ -351,6 +353,7 @@ impl Config {
             probe,
             lint: raw.lint,
             decision,
+            eval: raw.eval,
         })
     }
 }
@@ -397,6 +400,7 @@ struct RawConfig {
     probe: Option<RawProbe>,
     lint: Option<toml::Value>,
     decision: Option<RawDecision>,
+    eval: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]

@@ -15,6 +15,7 @@
 pub mod calibrate;
 pub mod cli;
 pub mod config;
+pub mod eval;
 pub mod export;
 pub mod gate;
 pub mod judge;

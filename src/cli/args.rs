@@ -34,6 +34,9 @@ pub enum Command {
     Score(ScoreArgs),
     /// Lint tool definitions offline: findings with stable codes and a 0–100 scorecard.
     Lint(LintArgs),
+    /// Measure where requests go: run the committed selection cases (tdqs-eval.toml) against the
+    /// server's tools, with a model (live-model) or the word-overlap heuristic (synthetic).
+    Eval(EvalArgs),
     /// Install a git pre-push hook that runs the gate against the upstream branch.
     InstallHook(HookArgs),
     /// Re-check a saved report against the current exports, with no model call (`--check`).
@@ -180,6 +183,15 @@ pub struct GateArgs {
         conflicts_with_all = ["check", "base", "head", "base_export", "head_export"]
     )]
     pub calibrate: Option<PathBuf>,
+    /// Also run the selection check: the case suite (tdqs-eval.toml) on both sides with the same
+    /// selector, BLOCK on a significant selection fall (exact McNemar). MODE: live-model (the
+    /// judge selects) or synthetic. Over `[eval] mode` of tdqs-gate.toml.
+    #[arg(long, value_enum, value_name = "MODE", conflicts_with_all = ["check", "calibrate"])]
+    pub eval: Option<EvalModeArg>,
+    /// The case file of the selection check (default: `[eval] cases`, else tdqs-eval.toml at
+    /// the repository root).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["check", "calibrate"])]
+    pub eval_cases: Option<PathBuf>,
     /// Runs for --calibrate [default: 3].
     #[arg(
         long,
@@ -347,6 +359,71 @@ pub struct HookArgs {
     pub force: bool,
     #[command(flatten)]
     pub repo: RepoArgs,
+}
+
+/// Who selects in `eval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalModeArg {
+    /// A language model through the judge (`--judge claude-code|anthropic|openai`).
+    LiveModel,
+    /// The deterministic word-overlap heuristic: no model, an estimate of ambiguity.
+    Synthetic,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    /// Who selects: live-model (a model, through --judge) or synthetic (no model). Required: the
+    /// two measure different things, so neither is assumed.
+    #[arg(long, value_enum, required_unless_present = "init")]
+    pub mode: Option<EvalModeArg>,
+    /// Draft a case file with the judge model instead of running one: each drafted case is then
+    /// validated in a separate question, and a case defended with confidence under 0.7 is
+    /// marked exploratory (shown, not scored). Writes --cases (default tdqs-eval.toml).
+    #[arg(long, conflicts_with_all = ["mode", "min_accuracy", "offline", "json"])]
+    pub init: bool,
+    /// With --init: replace an existing case file.
+    #[arg(long, requires = "init")]
+    pub force: bool,
+    /// The case file (default: tdqs-eval.toml at the repository root).
+    #[arg(long, value_name = "FILE")]
+    pub cases: Option<PathBuf>,
+    /// Run against this revision (default: the working tree).
+    #[arg(long, value_name = "REV", conflicts_with = "export")]
+    pub rev: Option<String>,
+    /// Run against this export file instead of starting a server.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+    /// Print the run as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 1 when the selection accuracy (positives and siblings) is below N percent (0–100).
+    #[arg(long, value_name = "N")]
+    pub min_accuracy: Option<f64>,
+    /// Where answers are cached (default: .tdqs/eval-cache at the repository root).
+    #[arg(long, value_name = "DIR")]
+    pub eval_cache: Option<PathBuf>,
+    /// Replay cached answers only: no key, no network; a missing answer is an error.
+    #[arg(long)]
+    pub offline: bool,
+    /// Stop once the run's model calls have used N tokens (input + output).
+    #[arg(long, value_name = "TOKENS")]
+    pub max_cost: Option<u64>,
+    /// Seconds to wait between model calls (e.g. 1.5), for rate-limited endpoints.
+    #[arg(long, value_name = "SECS", value_parser = parse_pace)]
+    pub pace: Option<f64>,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+fn parse_pace(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
+        _ => Err("must be a number of seconds from 0 to 3600".to_string()),
+    }
 }
 
 /// The longest timeout any flag accepts: 4 hours.

@@ -22,6 +22,7 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
         Some(Command::Export(args)) => export_command(args, verbosity).await,
         Some(Command::Score(args)) => score_command(args, verbosity).await,
         Some(Command::Lint(args)) => lint_command(args, verbosity).await,
+        Some(Command::Eval(args)) => super::eval_cmd::eval_command(args, verbosity).await,
         Some(Command::InstallHook(args)) => install_hook_command(args),
         Some(Command::Check(args)) => {
             let gate = GateArgs {
@@ -50,7 +51,7 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
     }
 }
 
-fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
+pub(super) fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
     let capabilities = match &args.capabilities {
         None => None,
         Some(text) => Some(
@@ -90,7 +91,7 @@ fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
     })
 }
 
-fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
+pub(super) fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
     if args.concurrency == 0 {
         return Err(Error::usage("--concurrency must be at least 1"));
     }
@@ -154,6 +155,7 @@ fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
         decision_rule: args.decision_rule.map(Into::into),
         tool_drop: tool_drop(args)?,
         full_report: args.full_report,
+        eval: None,
     })
 }
 
@@ -168,7 +170,7 @@ fn tool_drop(args: &SidesArgs) -> Result<Option<tdqs_core::arith::Tenths>, Error
         .transpose()
 }
 
-fn say(verbosity: Verbosity, text: &str) {
+pub(super) fn say(verbosity: Verbosity, text: &str) {
     if verbosity != Verbosity::Quiet {
         let _ = writeln!(std::io::stderr(), "{}", redact(text));
     }
@@ -198,10 +200,11 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
         return crate::calibrate::print_summary(&done?, &mut std::io::stdout());
     }
     let opts = gate_options(&args.sides)
-        .and_then(|opts| {
+        .and_then(|mut opts| {
             if let Some(badge) = &args.badge {
                 crate::report::badge::check_path(badge)?;
             }
+            opts.eval = super::eval_cmd::gate_eval(&args, &opts)?;
             Ok(opts)
         })
         .inspect_err(|_| {
@@ -264,6 +267,7 @@ fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
         decision_rule: args.decision_rule.map(Into::into),
         tool_drop: tool_drop(args)?,
         full_report: args.full_report,
+        eval: None,
     };
     if args.base.is_some() || args.base_export.is_some() {
         let given = gate_options(args)?;
@@ -361,7 +365,7 @@ async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdic
 
 /// One side's export for `score` and `lint`: the given export file, or the revision (default:
 /// the working tree) exported by starting its server.
-async fn one_export(
+pub(super) async fn one_export(
     file: &Option<std::path::PathBuf>,
     rev: &Option<String>,
     repo: &RepoArgs,
@@ -438,7 +442,7 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
 }
 
 /// The `[lint]` table of the working tree's tdqs-gate.toml, when there is one.
-fn lint_config(
+pub(super) fn lint_config(
     repo: Option<&std::path::Path>,
 ) -> Result<(crate::lint::LintConfig, Option<String>), Error> {
     // Linting an export file or a plain folder needs no repository: then the folder's own

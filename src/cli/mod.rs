@@ -5,6 +5,7 @@
 
 pub mod args;
 mod commands;
+mod eval_cmd;
 pub mod output;
 
 use std::io::Write;

@@ -447,11 +447,27 @@ pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> 
     }
     match step(&report.pairs, rule_in_use, rule) {
         Step::Decided {
-            verdict,
+            mut verdict,
             medians,
-            reason,
+            mut reason,
             ..
         } => {
+            // The selection check: its test recomputed from its recorded cases, then its part of
+            // the verdict and the reason.
+            if let Some(check) = &report.eval {
+                let (test, blocks) = tdqs_core::eval::compare::judge_pairs(&check.cases);
+                if (test.worse, test.better) != (check.test.worse, check.test.better)
+                    || blocks != check.blocks
+                {
+                    return Err(differs(
+                        "the selection check's test does not follow from its recorded cases",
+                    ));
+                }
+                if blocks && verdict == Verdict::Pass {
+                    verdict = Verdict::Block;
+                }
+                reason = format!("{reason} {}", check.summary());
+            }
             if verdict != report.decision {
                 return Err(differs(format!(
                     "the recorded decision {} does not follow from the pairs, which give {}",

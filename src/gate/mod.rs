@@ -59,6 +59,7 @@ struct Draft {
     warnings: Vec<String>,
     rule: Option<tdqs_core::decide::RuleInUse>,
     assessment: Option<decide::noise::Assessment>,
+    eval: Option<tdqs_core::eval::compare::SelectionCheck>,
 }
 
 impl Draft {
@@ -73,6 +74,7 @@ impl Draft {
             warnings: Vec::new(),
             rule: None,
             assessment: None,
+            eval: None,
         };
         if !draft.pins.is_embedded() {
             draft.warnings.push(
@@ -151,6 +153,7 @@ impl Draft {
                 advice: e.advice.clone(),
             }),
             omitted: None,
+            eval: self.eval,
         }
     }
 }
@@ -303,13 +306,91 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         }
     }
     let mut draft = Draft::new(pins);
-    match run_inner(opts, progress, &mut draft, trees).await {
+    let decided = match run_inner(opts, Arc::clone(&progress), &mut draft, trees).await {
+        Ok(decided) => selection_check(opts, progress.as_ref(), &mut draft, decided).await,
+        Err(e) => Err(e),
+    };
+    match decided {
         Ok((verdict, reason, medians)) => finish(draft, verdict, reason, medians, None, opts),
         Err(e) => {
             let reason = e.summary();
             finish(draft, Verdict::Invalid, reason, None, Some(e), opts)
         }
     }
+}
+
+/// The opt-in selection check: when the definitions differ and both sides list tools, the same
+/// suite runs on both with the same selector, the cases are paired, and a significant fall
+/// (exact McNemar) turns the verdict into BLOCK, naming the cases and what now captures them.
+/// A rise of the mean TDQS together with such a fall is called out first in the warnings.
+async fn selection_check(
+    opts: &GateOptions,
+    progress: &dyn Progress,
+    draft: &mut Draft,
+    decided: Decided,
+) -> Result<Decided, Error> {
+    let Some(gate_eval) = &opts.eval else {
+        return Ok(decided);
+    };
+    let (Some(base), Some(head)) = (&draft.base, &draft.head) else {
+        return Ok(decided);
+    };
+    if base.export.set_hash == head.export.set_hash
+        || base.export.tools.is_empty()
+        || head.export.tools.is_empty()
+    {
+        return Ok(decided);
+    }
+    progress.event(ProgressEvent::Note(format!(
+        "selection check ({}): running {} cases on the base and the head",
+        gate_eval.options.mode.as_str(),
+        gate_eval.suite.cases.len()
+    )));
+    let mut options = gate_eval.options.clone();
+    // A tool the head removed is a miss to measure there, not a broken suite.
+    options.allow_unknown_tools = true;
+    let lint_config = crate::lint::LintConfig::default();
+    let base_lint = crate::lint::lint_export(&base.export, &lint_config);
+    let head_lint = crate::lint::lint_export(&head.export, &lint_config);
+    let base_run = crate::eval::run(&base.export, &gate_eval.suite, &options, &base_lint)
+        .await
+        .map_err(|e| e.context("the selection check on the base"))?;
+    let head_run = crate::eval::run(&head.export, &gate_eval.suite, &options, &head_lint)
+        .await
+        .map_err(|e| e.context("the selection check on the head"))?;
+    let mut check = tdqs_core::eval::compare::compare(&base_run, &head_run).map_err(|why| {
+        Error::new(
+            Stage::Eval,
+            format!("the selection runs of the base and the head are not comparable: {why}"),
+        )
+        .with_advice("run both sides with the same cases, selector, model and settings")
+    })?;
+    let (mut verdict, mut reason, medians) = decided;
+    let tdqs_rose = match &medians {
+        Some(m) => m.head > m.base,
+        None => draft
+            .pairs
+            .first()
+            .is_some_and(|p| p.head.rollups.mean_tdqs > p.base.rollups.mean_tdqs),
+    };
+    if check.blocks && tdqs_rose {
+        check.tdqs_rose_while_selection_fell = true;
+        draft.warnings.insert(
+            0,
+            format!(
+                "the head's mean TDQS rose while selection fell significantly ({} of {} cases                  fell, p = {:.4}): the definitions read better to the judge and route worse",
+                check.test.worse,
+                check.cases.len(),
+                check.test.p_value
+            ),
+        );
+    }
+    reason = format!("{reason} {}", check.summary());
+    if check.blocks && verdict == Verdict::Pass {
+        verdict = Verdict::Block;
+    }
+    draft.eval = Some(check);
+    Ok((verdict, reason, medians))
 }
 
 /// The reason of a PASS on unchanged definitions (`--check` recomputes it).

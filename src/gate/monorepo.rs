@@ -118,6 +118,22 @@ pub(super) async fn run(
     trees: Trees,
     targets: Vec<Target>,
 ) -> Outcome {
+    // One case suite names one server's tools: a selection check over several servers would
+    // judge every server by another's cases.
+    if opts.eval.is_some() && targets.len() > 1 {
+        drop(trees);
+        return failed(
+            opts,
+            Error::usage(
+                "the selection check (--eval or [eval]) covers one server, and this run gates \
+                 several ([[server]] tables or several --server)",
+            )
+            .with_advice(
+                "gate the server the cases are written for on its own, with --server NAME and \
+                 --eval, and the others without --eval",
+            ),
+        );
+    }
     let mut judge = JudgeSlot::new(judges::build(&opts.judge, &pins));
     let secrets = judges::secret_env_names(&opts.judge);
     let Trees {
@@ -215,7 +231,10 @@ async fn one_server(
         let (b, h) = export_pair(&prepared, (base, head), progress.as_ref()).await?;
         super::check_stable(draft, &b, &h)?;
     }
-    super::decide_recorded(opts, Arc::clone(progress), draft, unchanged, judge).await
+    let decided =
+        super::decide_recorded(opts, Arc::clone(progress), draft, unchanged, judge).await?;
+    // Only ever one server here (several are refused with a selection check, above).
+    super::selection_check(opts, progress.as_ref(), draft, decided).await
 }
 
 /// How one server of the run is started.

@@ -119,4 +119,18 @@ pub struct GateOptions {
     /// `--full-report`: list every tool in the report, however many (otherwise a large server's
     /// unchanged tools are summarised, see `tdqs_core::report::summary`).
     pub full_report: bool,
+    /// The opt-in selection check (`--eval` / `[eval]`), run on both sides when the
+    /// definitions differ.
+    pub eval: Option<GateEval>,
+}
+
+/// The selection check the gate runs on both sides (docs/eval.md, "In the gate").
+#[derive(Debug, Clone)]
+pub struct GateEval {
+    /// The case suite, read once: the same cases for both sides.
+    pub suite: tdqs_core::eval::case::Suite,
+    /// Where it was read from (for messages).
+    pub cases_path: PathBuf,
+    /// The same selector, model and settings for both sides.
+    pub options: crate::eval::EvalOptions,
 }

@@ -176,7 +176,9 @@ impl AnthropicJudge {
         if let Some(effort) = &o.effort {
             output_config.insert("effort".into(), json!(effort));
         }
-        if o.structured_output {
+        // A selection's `arguments` is open (each tool has its own schema), which structured
+        // output refuses: the prompt alone asks for the JSON, and the answer is validated.
+        if o.structured_output && !question.kind.is_eval() {
             output_config.insert(
                 "format".into(),
                 json!({"type": "json_schema", "schema": answer_schema(question.kind)}),

@@ -345,6 +345,9 @@ pub fn answer_schema_name(kind: QuestionKind) -> &'static str {
     match kind {
         QuestionKind::Tool => "tdqs_tool_answer",
         QuestionKind::Coherence => "tdqs_coherence_answer",
+        QuestionKind::Selection => "tdqs_selection_answer",
+        QuestionKind::EvalDraft => "tdqs_eval_draft_answer",
+        QuestionKind::EvalValidate => "tdqs_eval_validation_answer",
     }
 }
 
@@ -364,7 +367,10 @@ pub fn answer_schema(kind: QuestionKind) -> Value {
     });
     let keys: Vec<&str> = match kind {
         QuestionKind::Tool => ToolDimension::ALL.iter().map(|d| d.key()).collect(),
-        QuestionKind::Coherence => CoherenceDimension::ALL.iter().map(|d| d.key()).collect(),
+        QuestionKind::Coherence
+        | QuestionKind::Selection
+        | QuestionKind::EvalDraft
+        | QuestionKind::EvalValidate => CoherenceDimension::ALL.iter().map(|d| d.key()).collect(),
     };
     let mut score_properties = Map::new();
     for key in &keys {
@@ -387,6 +393,9 @@ pub fn answer_schema(kind: QuestionKind) -> Value {
             "required": ["scores", "annotation_contradiction", "summary"],
             "additionalProperties": false
         }),
+        QuestionKind::Selection => tdqs_core::eval::answer::selection_answer_schema(),
+        QuestionKind::EvalDraft => tdqs_core::eval::draft::draft_answer_schema(),
+        QuestionKind::EvalValidate => tdqs_core::eval::draft::validation_answer_schema(),
         QuestionKind::Coherence => json!({
             "type": "object",
             "properties": {

@@ -161,7 +161,9 @@ impl OpenAiJudge {
                         "json_schema": {
                             "name": answer_schema_name(question.kind),
                             "schema": answer_schema(question.kind),
-                            "strict": true
+                            // A selection's `arguments` is open (each tool has its own
+                            // schema), which strict modes refuse.
+                            "strict": !question.kind.is_eval()
                         }
                     }),
                 );

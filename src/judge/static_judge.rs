@@ -49,6 +49,11 @@ impl StaticJudge {
                 candidates,
                 ..
             } => coherence_answer(server_name, tools, candidates),
+            // The rules score definitions; they cannot select. The eval refuses `--judge static`
+            // before any question is asked, so this answer is never parsed as a selection.
+            Subject::Selection { .. } => {
+                serde_json::json!({"error": "the static judge does not select tools"})
+            }
         };
         serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".to_string())
     }

@@ -139,6 +139,9 @@ fn question_key(judge_reads_prompts: bool, q: &Question) -> String {
     h.update(match q.kind {
         QuestionKind::Tool => b"tool\0".as_slice(),
         QuestionKind::Coherence => b"coherence\0".as_slice(),
+        QuestionKind::Selection => b"selection\0".as_slice(),
+        QuestionKind::EvalDraft => b"eval-draft\0".as_slice(),
+        QuestionKind::EvalValidate => b"eval-validate\0".as_slice(),
     });
     if judge_reads_prompts {
         h.update(q.system.as_bytes());
@@ -185,6 +188,11 @@ fn question_key(judge_reads_prompts: bool, q: &Question) -> String {
                 h.update(serde_json::to_vec(tools).unwrap_or_default());
                 h.update(serde_json::to_vec(candidates).unwrap_or_default());
             }
+            Subject::Selection { request, tools } => {
+                h.update(request.as_bytes());
+                h.update(b"\0");
+                h.update(serde_json::to_vec(tools).unwrap_or_default());
+            }
         }
     }
     hex::encode(h.finalize())
@@ -197,6 +205,7 @@ fn describe(q: &Question) -> String {
             tool.get("name").and_then(Value::as_str).unwrap_or("?")
         ),
         Subject::Coherence { .. } => "the coherence question".to_string(),
+        Subject::Selection { .. } => "a selection question".to_string(),
     }
 }
 
@@ -482,6 +491,12 @@ async fn ask_with_retries(
                     QuestionKind::Coherence => {
                         parse_coherence_answer(&reply.text).map(Answer::Coherence)
                     }
+                    QuestionKind::Selection
+                    | QuestionKind::EvalDraft
+                    | QuestionKind::EvalValidate => Err(
+                        "a selection question reached the TDQS scorer (a bug in tdqs-gate)"
+                            .to_string(),
+                    ),
                 };
                 match parsed {
                     Ok(answer) => return Ok(answer),

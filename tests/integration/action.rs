@@ -1880,6 +1880,7 @@ fn the_reference_documents_every_flag_and_every_action_input() {
         Some("export"),
         Some("score"),
         Some("lint"),
+        Some("eval"),
         Some("install-hook"),
     ] {
         let flags = flags_of(sub);

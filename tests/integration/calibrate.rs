@@ -143,6 +143,9 @@ impl Judge for ScriptedJudge {
                 }
                 json!({"scores": map, "shadowing_risks": [], "summary": "scripted"})
             }
+            Subject::Selection { .. } => {
+                return Err(CallFailure::fatal("the scripted runs answer no selection"))
+            }
         };
         Ok(Reply {
             text: text.to_string(),

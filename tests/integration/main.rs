@@ -3,6 +3,7 @@ mod architecture;
 mod calibrate;
 mod claude_code;
 mod digest;
+mod eval;
 mod export;
 mod gate;
 mod hardening;

@@ -24,6 +24,7 @@ pub enum Stage {
     Check,
     Lint,
     Calibrate,
+    Eval,
     Interrupted,
     Internal,
 }
@@ -44,6 +45,7 @@ impl Stage {
             Stage::Check => "check",
             Stage::Lint => "lint",
             Stage::Calibrate => "calibrate",
+            Stage::Eval => "eval",
             Stage::Interrupted => "interrupted",
             Stage::Internal => "internal",
         }

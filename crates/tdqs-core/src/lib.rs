@@ -4,7 +4,8 @@
 //! The modules follow the data flow of one run, and each only imports modules before it:
 //!
 //! arithmetic and rubric vocabulary → export data → digest → spec (pins, prompts, signals) →
-//! judge questions and answers → score → decide → report
+//! judge questions and answers → selection eval (`eval`, with the word measure `overlap` it
+//! shares with lint) → score → decide → report
 //!
 //! Nothing here does I/O or awaits: the engine (`tdqs-gate`) starts servers, fetches prompts,
 //! asks judges and writes files, then hands the values to these functions. That split is
@@ -16,10 +17,12 @@ pub mod arith;
 pub mod decide;
 pub mod digest;
 pub mod error;
+pub mod eval;
 pub mod exit;
 pub mod export;
 pub mod judge;
 pub mod network_env;
+pub mod overlap;
 pub mod redact;
 pub mod report;
 pub mod rubric;

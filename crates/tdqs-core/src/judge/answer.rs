@@ -110,7 +110,7 @@ pub fn parse_coherence_answer(text: &str) -> Result<CoherenceAnswer, String> {
 }
 
 /// Strips surrounding whitespace and one enclosing code fence, then parses a JSON object.
-fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
     let body = unfence(text.trim())?;
     if body.is_empty() {
         return Err("the answer is empty".to_string());
@@ -264,7 +264,7 @@ fn unreachable_missing<T>(path: &str) -> Result<T, String> {
 }
 
 /// A short description of a JSON value for messages: its type and, when short, the value itself.
-fn describe(value: &Value) -> String {
+pub(crate) fn describe(value: &Value) -> String {
     let kind = match value {
         Value::Null => return "null".to_string(),
         Value::Bool(b) => return format!("{b} (a boolean)"),

@@ -18,6 +18,23 @@ use crate::spec::signals::{ContextSignals, ShadowCandidate};
 pub enum QuestionKind {
     Tool,
     Coherence,
+    /// A tool-selection question of the eval (`tdqs_core::eval`): the answer is a
+    /// [`crate::eval::answer::SelectionAnswer`], never a TDQS score.
+    Selection,
+    /// `eval --init`: draft a case suite for a tool set.
+    EvalDraft,
+    /// `eval --init`: how defensible one drafted case's expected answer is.
+    EvalValidate,
+}
+
+impl QuestionKind {
+    /// True for the eval's questions (no TDQS answer; open JSON schemas).
+    pub fn is_eval(self) -> bool {
+        matches!(
+            self,
+            QuestionKind::Selection | QuestionKind::EvalDraft | QuestionKind::EvalValidate
+        )
+    }
 }
 
 /// The structured subject of a question, for judges that read definitions rather than prompts
@@ -39,6 +56,12 @@ pub enum Subject {
         /// Signals of every tool, in the same order.
         signals: Vec<ContextSignals>,
         candidates: Vec<ShadowCandidate>,
+    },
+    /// A selection question of the eval: one request against the side's tools.
+    Selection {
+        request: String,
+        /// Every raw tool object, in listing order, exactly as exported.
+        tools: Vec<Value>,
     },
 }
 

@@ -138,6 +138,9 @@ pub fn render(report: &Report) -> String {
     if report.pairs.is_empty() {
         render_omitted(&mut out, report);
     }
+    if let Some(check) = &report.eval {
+        render_eval(&mut out, check);
+    }
     if let Some(size) = &report.size {
         let _ = writeln!(out, "### Size (information, never decisive)\n");
         let _ = writeln!(
@@ -196,6 +199,74 @@ pub fn render(report: &Report) -> String {
     }
     let _ = writeln!(out, "<sub>{footer}</sub>");
     out
+}
+
+/// The selection check: mode, both sides' figures, the exact test and the cases that fell.
+fn render_eval(out: &mut String, check: &crate::eval::compare::SelectionCheck) {
+    let _ = writeln!(out, "### Selection check ({})\n", check.mode.as_str());
+    let _ = writeln!(out, "_{}_\n", cell(&check.mode_label));
+    let _ = writeln!(
+        out,
+        "Selector {} ({}), the same cases and settings on both sides.\n",
+        code(&check.model),
+        cell(&check.selector)
+    );
+    let _ = writeln!(out, "| Measure | Base | Head |\n|---|---:|---:|");
+    for (label, b, h) in [
+        (
+            "Selection accuracy (positives + siblings)",
+            &check.base_selection,
+            &check.head_selection,
+        ),
+        ("All scored cases", &check.base_all, &check.head_all),
+        (
+            "Argument validity",
+            &check.base_argument_validity,
+            &check.head_argument_validity,
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "| {label} | {} | {} |",
+            b.render().trim(),
+            h.render().trim()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nPaired over {} cases: {} fell, {} rose; exact McNemar p = {:.4} (blocks below α = {} when more fell than rose).\n",
+        check.cases.len(),
+        check.test.worse,
+        check.test.better,
+        check.test.p_value,
+        check.alpha
+    );
+    if check.tdqs_rose_while_selection_fell {
+        let _ = writeln!(
+            out,
+            "**The mean TDQS rose while selection fell significantly**: the new definitions read better to the judge and route worse.\n"
+        );
+    }
+    let fallen: Vec<_> = check.cases.iter().filter(|c| c.fell()).collect();
+    if !fallen.is_empty() {
+        let _ = writeln!(
+            out,
+            "Cases that fell (right on the base, wrong on the head):\n"
+        );
+        for c in fallen {
+            let now = match &c.head_selected {
+                crate::eval::case::Choice::NoTool => "no tool".to_string(),
+                crate::eval::case::Choice::Tool(t) => code(t),
+            };
+            let _ = writeln!(
+                out,
+                "- {} (expected {}) now goes to {now}",
+                code(&c.id),
+                code(c.expected.as_str())
+            );
+        }
+        out.push('\n');
+    }
 }
 
 /// What changed in a fallen tool's definition.

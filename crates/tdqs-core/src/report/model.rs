@@ -279,6 +279,10 @@ pub struct Report {
     /// tools still listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub omitted: Option<super::summary::Omitted>,
+    /// The opt-in selection check (`--eval` / `[eval]`): the same case suite on both sides,
+    /// paired, with its exact test. Absent when the check was not asked for or not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval: Option<crate::eval::compare::SelectionCheck>,
 }
 
 /// One side scored once (`tdqs-gate score`).

@@ -1,0 +1,168 @@
+//! Two roll-ups of the selection figures with the lint figures, each a peer's definition, never
+//! shown without its parts.
+//!
+//! - The **ToolChoice-style composite** (their weights: selection accuracy 35, distinguishability
+//!   20, description quality 15, parameter clarity 15, argument validity 10, safety 5). The
+//!   weights are theirs; the parts are computed here from this tool's own lint scorecard and
+//!   eval figures (docs/eval.md says how), so the number is comparable in shape, not in value.
+//! - The **toolgauge-style health score**: `lint = clamp(100 − 10·errors − 3·warnings)`,
+//!   `selection = round(100 · accuracy)` over positives and siblings, `health = round(mean)`.
+
+use serde::{Deserialize, Serialize};
+
+/// The composite's weights, in percent, as ToolChoice publishes them.
+pub const COMPOSITE_WEIGHTS: [(&str, u32); 6] = [
+    ("selection accuracy", 35),
+    ("distinguishability", 20),
+    ("description quality", 15),
+    ("parameter clarity", 15),
+    ("argument validity", 10),
+    ("safety and side-effect clarity", 5),
+];
+
+/// Each part 0–100, in the order of [`COMPOSITE_WEIGHTS`]. `None`: not measured (the weight is
+/// then spread over the measured parts, and the rendering says so).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Composite {
+    pub parts: [Option<f64>; 6],
+    /// 0–100, rounded half up.
+    pub total: u32,
+}
+
+fn clamp100(x: f64) -> f64 {
+    x.clamp(0.0, 100.0)
+}
+
+/// The weighted sum of the measured parts, renormalised over their weights.
+pub fn composite(parts: [Option<f64>; 6]) -> Composite {
+    let mut sum = 0.0;
+    let mut weights = 0u32;
+    for (part, (_, w)) in parts.iter().zip(COMPOSITE_WEIGHTS) {
+        if let Some(p) = part {
+            sum += clamp100(*p) * f64::from(w);
+            weights += w;
+        }
+    }
+    let total = if weights == 0 {
+        0
+    } else {
+        (sum / f64::from(weights) + 0.5).floor() as u32
+    };
+    Composite {
+        parts: parts.map(|p| p.map(clamp100)),
+        total,
+    }
+}
+
+impl Composite {
+    /// The total with every part and its weight.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "Composite (ToolChoice-style weights)  {:>3} / 100\n",
+            self.total
+        );
+        for (part, (name, w)) in self.parts.iter().zip(COMPOSITE_WEIGHTS) {
+            let shown = part.map_or_else(|| "not measured".to_string(), |p| format!("{p:>5.1}"));
+            out.push_str(&format!("  {name:<32} {w:>2}%  {shown}\n"));
+        }
+        if self.parts.iter().any(Option::is_none) {
+            out.push_str("  (weights of the parts not measured are spread over the others)\n");
+        }
+        out
+    }
+}
+
+/// The toolgauge-style health score and its two halves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    pub lint_errors: usize,
+    pub lint_warnings: usize,
+    pub lint_score: u32,
+    /// `None` when no positive or sibling case was scored: then there is no health score.
+    pub selection_score: Option<u32>,
+    pub selection_hit: usize,
+    pub selection_of: usize,
+    pub health: Option<u32>,
+}
+
+pub fn health(errors: usize, warnings: usize, selection_hit: usize, selection_of: usize) -> Health {
+    let penalty = 10 * errors as i64 + 3 * warnings as i64;
+    let lint_score = (100 - penalty).clamp(0, 100) as u32;
+    let selection_score = (selection_of > 0).then(|| {
+        ((selection_hit as u64 * 200 + selection_of as u64) / (2 * selection_of as u64)) as u32
+    });
+    // round(0.5·a + 0.5·b), halves up, in integers.
+    let health = selection_score.map(|s| (lint_score + s).div_ceil(2));
+    Health {
+        lint_errors: errors,
+        lint_warnings: warnings,
+        lint_score,
+        selection_score,
+        selection_hit,
+        selection_of,
+        health,
+    }
+}
+
+impl Health {
+    /// The score with both halves beside it.
+    pub fn render(&self) -> String {
+        match (self.health, self.selection_score) {
+            (Some(h), Some(s)) => format!(
+                "Health (toolgauge-style)  {h:>3} / 100\n  lint       {:>3}   {} errors, {} warnings\n  selection  {s:>3}%  {} of {} requests\n",
+                self.lint_score, self.lint_errors, self.lint_warnings, self.selection_hit, self.selection_of
+            ),
+            _ => format!(
+                "Health (toolgauge-style)  – (no positive or sibling case scored)\n  lint       {:>3}   {} errors, {} warnings\n",
+                self.lint_score, self.lint_errors, self.lint_warnings
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_16_item_3_composite_weights_and_parts() {
+        let weights: u32 = COMPOSITE_WEIGHTS.iter().map(|w| w.1).sum();
+        assert_eq!(weights, 100);
+        let c = composite([
+            Some(100.0),
+            Some(50.0),
+            Some(0.0),
+            Some(100.0),
+            Some(100.0),
+            Some(0.0),
+        ]);
+        // 35 + 10 + 0 + 15 + 10 + 0
+        assert_eq!(c.total, 70);
+        let text = c.render();
+        assert!(text.contains(" 70 / 100"));
+        for (name, _) in COMPOSITE_WEIGHTS {
+            assert!(text.contains(name), "{text}");
+        }
+        // Unmeasured parts: renormalised, and said.
+        let partial = composite([Some(80.0), None, None, None, None, None]);
+        assert_eq!(partial.total, 80);
+        assert!(partial.render().contains("not measured"));
+    }
+
+    #[test]
+    fn issue_16_item_3_health_is_the_mean_of_its_halves() {
+        let h = health(0, 0, 37, 40);
+        assert_eq!(h.lint_score, 100);
+        assert_eq!(h.selection_score, Some(93));
+        assert_eq!(h.health, Some(97));
+        let h = health(2, 5, 1, 2);
+        assert_eq!(h.lint_score, 65);
+        assert_eq!(h.selection_score, Some(50));
+        assert_eq!(h.health, Some(58));
+        assert!(h.render().contains("lint        65   2 errors, 5 warnings"));
+        assert_eq!(health(20, 0, 0, 0).lint_score, 0);
+        assert_eq!(health(0, 0, 0, 0).health, None);
+    }
+}
