@@ -64,6 +64,7 @@ use crate::config::{Config, ServerConfig};
 use crate::export::model::{ExportLimits, HttpTarget, LaunchSpec, SetupCommand};
 use crate::platform::path_search::{self, EmptyEntry};
 use tdqs_core::error::{Error, Result, Stage};
+use tdqs_core::redact::NameContext;
 
 /// Host manifests, in the order they are looked for.
 pub const MANIFEST_FILES: [&str; 3] = [".mcp.json", "mcp.json", ".vscode/mcp.json"];
@@ -780,15 +781,10 @@ fn free_port() -> Result<u16> {
         .map_err(|io| Error::io(Stage::Export, "cannot read a loopback port", io))
 }
 
-/// Header names whose values are credentials even when written literally.
+/// A header or URL query parameter that carries a credential (the one rule of
+/// [`tdqs_core::redact::is_credential_name`]).
 fn looks_secret_header(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    name == "authorization"
-        || name == "cookie"
-        || name == "proxy-authorization"
-        || ["key", "token", "secret", "auth", "password"]
-            .iter()
-            .any(|part| name.contains(part))
+    tdqs_core::redact::is_credential_name(name, NameContext::Header)
 }
 
 fn source_command(
@@ -1043,27 +1039,10 @@ fn home_variables(home: &Path) -> Vec<(String, String)> {
     ]
 }
 
-/// Names whose values are credentials by convention; their values are redacted.
+/// A server environment variable that carries a credential (the one rule of
+/// [`tdqs_core::redact::is_credential_name`]).
 fn looks_secret(name: &str) -> bool {
-    const WORDS: [&str; 14] = [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "PASSPHRASE",
-        "KEY",
-        "APIKEY",
-        "CREDENTIAL",
-        "CREDENTIALS",
-        "AUTH",
-        "COOKIE",
-        "SESSION",
-        "PAT",
-        "PRIVATE",
-    ];
-    name.to_ascii_uppercase()
-        .split('_')
-        .any(|word| WORDS.contains(&word))
+    tdqs_core::redact::is_credential_name(name, NameContext::ServerEnv)
 }
 
 impl LaunchSpec {
@@ -1860,16 +1839,13 @@ mod tests {
             "MY_SECRET",
             "GITHUB_PERSONAL_ACCESS_TOKEN",
             "AUTH",
+            // Ends in KEY: the gate's own environment and --command always masked such names;
+            // with one rule (issue 11 item 5) the server environment does too.
+            "MONKEY",
         ] {
             assert!(looks_secret(name), "{name}");
         }
-        for name in [
-            "PATH",
-            "HOME",
-            "KEYBOARD_LAYOUT",
-            "XDG_CACHE_HOME",
-            "MONKEY",
-        ] {
+        for name in ["PATH", "HOME", "KEYBOARD_LAYOUT", "XDG_CACHE_HOME"] {
             assert!(!looks_secret(name), "{name}");
         }
     }
