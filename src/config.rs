@@ -44,9 +44,8 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::export::ExportLimits;
 use tdqs_core::error::{Error, Result, Stage};
-use tdqs_core::export::{Era, ProbeProfile};
+use tdqs_core::export::{parse_size_limit, Era, ExportLimits, ProbeProfile};
 
 /// The file name looked for at the root of the head's tree.
 pub const CONFIG_FILE: &str = "tdqs-gate.toml";
@@ -612,7 +611,7 @@ fn size_limit(
     let n = *value.get_ref();
     usize::try_from(n)
         .ok()
-        .and_then(|n| crate::export::model::parse_size_limit(&n.to_string()).ok())
+        .and_then(|n| parse_size_limit(&n.to_string()).ok())
         .map(Some)
         .ok_or_else(|| {
             located(
