@@ -15,6 +15,7 @@ mod issue_17;
 mod launch;
 mod lint;
 mod loopback;
+mod process_runner;
 mod real_servers;
 mod revision;
 mod security;
