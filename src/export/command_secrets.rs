@@ -56,7 +56,7 @@ fn credential_spots(words: &[String]) -> Vec<(usize, usize)> {
 }
 
 /// `words` with every credential value replaced by `[REDACTED]`.
-pub fn mask_command(words: &[String]) -> Vec<String> {
+pub(crate) fn mask_command(words: &[String]) -> Vec<String> {
     let mut out = words.to_vec();
     for (index, offset) in credential_spots(words) {
         out[index] = format!("{}{MASK}", &words[index][..offset]);
@@ -66,7 +66,7 @@ pub fn mask_command(words: &[String]) -> Vec<String> {
 
 /// The credential values in `words`, to register with [`tdqs_core::redact`] so every other text
 /// (errors, the reproduce line) masks them too.
-pub fn credential_values(words: &[String]) -> Vec<String> {
+pub(crate) fn credential_values(words: &[String]) -> Vec<String> {
     credential_spots(words)
         .into_iter()
         .map(|(index, offset)| words[index][offset..].to_string())

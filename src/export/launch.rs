@@ -67,7 +67,7 @@ use tdqs_core::error::{Error, Result, Stage};
 use tdqs_core::redact::NameContext;
 
 /// Host manifests, in the order they are looked for.
-pub const MANIFEST_FILES: [&str; 3] = [".mcp.json", "mcp.json", ".vscode/mcp.json"];
+pub(crate) const MANIFEST_FILES: [&str; 3] = [".mcp.json", "mcp.json", ".vscode/mcp.json"];
 
 /// Prefixes of variables that are never given to a server.
 pub const EXCLUDED_ENV_PREFIXES: [&str; 2] = ["ANTHROPIC_", "CLAUDE_"];
@@ -76,7 +76,7 @@ pub const EXCLUDED_ENV_NAMES: [&str; 1] = ["OPENAI_API_KEY"];
 
 /// Host variables every server gets (when set).
 /// Set for every server unless configured otherwise: Python hashes strings with this seed.
-pub const PYTHON_HASH_SEED: (&str, &str) = ("PYTHONHASHSEED", "0");
+pub(crate) const PYTHON_HASH_SEED: (&str, &str) = ("PYTHONHASHSEED", "0");
 
 const BASE_ENV: [&str; 16] = [
     "PATH",
@@ -208,7 +208,7 @@ impl Template {
 }
 
 /// Stands for a free loopback port the gate picks for each side's HTTP server.
-pub const PORT_PLACEHOLDER: &str = "{port}";
+pub(crate) const PORT_PLACEHOLDER: &str = "{port}";
 
 /// How every side's server is started; see the module documentation.
 #[derive(Debug, Clone)]
@@ -994,7 +994,7 @@ fn env_path(env: &[(String, String)]) -> Option<&str> {
 
 /// Finds `program` as the server's process would: a name with a `/` relative to `cwd`, a bare
 /// name on `path` (the server's PATH, not the gate's).
-pub fn locate_program(
+pub(crate) fn locate_program(
     program: &str,
     cwd: &Path,
     path: Option<&str>,
@@ -1689,7 +1689,7 @@ fn strip_jsonc(text: &str) -> String {
 /// `${workspaceFolder}` become the tree, `${env:NAME}` becomes `${NAME}`, other `${…}` references
 /// stay for the shell to expand. A literal value of a variable whose name looks like a
 /// credential is never shown: the line asks for it from the shell's environment instead.
-pub fn reproduce_assignment(name: &str, raw: &str, root: &Path) -> String {
+pub(crate) fn reproduce_assignment(name: &str, raw: &str, root: &Path) -> String {
     if looks_secret(name) && !raw.contains("${") {
         return format!("{name}=\"${{{name}}}\"");
     }

@@ -183,7 +183,7 @@ fn clean_line(mut line: Vec<u8>) -> Option<Vec<u8>> {
 // Exit statuses and commands for messages
 
 /// "exited with status 3", "was killed by signal 9 (SIGKILL)".
-pub fn describe_status(status: ExitStatus) -> String {
+pub(crate) fn describe_status(status: ExitStatus) -> String {
     if let Some(code) = status.code() {
         format!("exited with status {code}")
     } else if let Some(signal) = status.signal() {
@@ -216,7 +216,7 @@ fn signal_name(signal: i32) -> Option<&'static str> {
 }
 
 /// Program and arguments quoted for a POSIX shell, for "reproduce with" notes.
-pub fn shell_command(program: &str, args: &[String]) -> String {
+pub(crate) fn shell_command(program: &str, args: &[String]) -> String {
     std::iter::once(program)
         .chain(args.iter().map(String::as_str))
         .map(|word| shlex::try_quote(word).map_or_else(|_| word.to_string(), |q| q.into_owned()))
@@ -226,7 +226,7 @@ pub fn shell_command(program: &str, args: &[String]) -> String {
 
 /// A "reproduce with" line for a command run in `spec.cwd` (environment values left out: they
 /// may be secrets).
-pub fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> String {
+pub(crate) fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> String {
     let cwd = spec.cwd.display().to_string();
     let cwd = shlex::try_quote(&cwd).map_or_else(|_| cwd.clone(), |q| q.into_owned());
     let mut line = format!("cd {cwd} && ");
@@ -240,7 +240,7 @@ pub fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> Stri
 
 /// A redactor for everything a child of `spec` writes: the process-wide secrets plus the values
 /// of the variables `spec` marks as secret.
-pub fn spec_redactor(spec: &LaunchSpec) -> Redactor {
+pub(crate) fn spec_redactor(spec: &LaunchSpec) -> Redactor {
     let mut redactor = Redactor::new();
     for (name, value) in &spec.env {
         if spec.secret_env.iter().any(|secret| secret == name) {
@@ -256,7 +256,7 @@ fn redact_with(redactor: &Redactor, text: &str) -> String {
 
 /// Masks `spec`'s secrets (and the process-wide ones) in every text of an error: a secret can
 /// reach the cause or the reproduce line through the command's own arguments.
-pub fn redact_error(spec: &LaunchSpec, error: Error) -> Error {
+pub(crate) fn redact_error(spec: &LaunchSpec, error: Error) -> Error {
     let redactor = spec_redactor(spec);
     let mask = |text: String| redact_with(&redactor, &text);
     Error {
@@ -550,7 +550,7 @@ pub enum SetupEvent {
 }
 
 /// Runs every setup command of `spec` in order, telling `observe` when each starts and ends.
-pub async fn run_setups(
+pub(crate) async fn run_setups(
     spec: &LaunchSpec,
     observe: &(dyn Fn(SetupEvent) + Send + Sync),
 ) -> Result<(), Error> {
@@ -581,7 +581,7 @@ pub async fn run_setups(
 /// [`crate::export::ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
 /// [`crate::export::ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own
 /// process group, and whatever it leaves running in that group is killed when it ends.
-pub async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Error> {
+pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Error> {
     let timeout = spec.limits.setup_timeout;
     let run = run_to_end(
         base_command(spec, &setup.program, &setup.args),
@@ -633,7 +633,7 @@ pub async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Er
 
 /// The text for a captured-output detail; says so explicitly when the process wrote nothing, so
 /// a reader does not wonder whether output was lost.
-pub fn tail_or_empty(tail: &str) -> String {
+pub(crate) fn tail_or_empty(tail: &str) -> String {
     if tail.trim().is_empty() {
         "(nothing was written)".to_string()
     } else {

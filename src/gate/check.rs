@@ -31,7 +31,7 @@ fn differs(what: impl Into<String>) -> Error {
 }
 
 /// Reads a saved report.
-pub fn read_report(path: &Path) -> Result<Report, Error> {
+pub(crate) fn read_report(path: &Path) -> Result<Report, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::io(
             Stage::Check,
@@ -213,7 +213,7 @@ fn check_labels(report: &Report, pins: &Pins) -> Result<(), Error> {
 /// A report scored by the rule judge is scored again here (it costs nothing and the rules are
 /// deterministic): every pair must come out exactly as recorded, scores, justifications and
 /// counters included.
-pub async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
+pub(crate) async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
     let Some(scoring) = &report.scoring else {
         return Ok(());
     };
@@ -267,7 +267,7 @@ pub async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
 }
 
 /// Checks everything that needs only the report and the pins.
-pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> {
+pub(crate) fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> {
     if report.version_digest != pins.digest() {
         return Err(differs(format!(
             "the report was scored under pins {} but the current pins are {}",

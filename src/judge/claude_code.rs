@@ -47,7 +47,7 @@ use tdqs_core::redact;
 /// on the CLI's defaults.
 pub const DEFAULT_EFFORT: &str = "high";
 /// The values `--effort` accepts in the pinned CLI.
-pub const EFFORT_LEVELS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
+pub(crate) const EFFORT_LEVELS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
 /// Per-call limit; a call still running then is stopped and counts as a failed attempt.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);
 /// `CLAUDE_CODE_MAX_RETRIES` for the CLI's own HTTP retries (its default is 10, which can keep
@@ -562,7 +562,7 @@ fn resolve_program(program: Option<&Path>, path_var: Option<&OsStr>) -> Result<P
 
 /// True for `.cmd` and `.bat` files: Windows runs them through `cmd.exe`, whose quoting rules
 /// mangle arguments such as the empty `--tools ""` and the JSON of `--mcp-config`.
-pub fn is_batch_wrapper(path: &Path) -> bool {
+pub(crate) fn is_batch_wrapper(path: &Path) -> bool {
     path.extension()
         .and_then(OsStr::to_str)
         .is_some_and(|ext| ext.eq_ignore_ascii_case("cmd") || ext.eq_ignore_ascii_case("bat"))

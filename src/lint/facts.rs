@@ -428,7 +428,7 @@ fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
 /// A title a schema generator made from the parameter's name (Pydantic turns `max_length` into
 /// "Max Length", zod-to-json-schema and others do likewise): it says nothing the name does not,
 /// so it is no description.
-pub fn is_generated_title(name: &str, title: &str) -> bool {
+pub(crate) fn is_generated_title(name: &str, title: &str) -> bool {
     let squash = |s: &str| -> String {
         s.chars()
             .filter(|c| c.is_alphanumeric())
@@ -441,7 +441,7 @@ pub fn is_generated_title(name: &str, title: &str) -> bool {
 
 /// The words of a name (in order) that name its subject: not a leading verb, not a stop or
 /// generic word, not a single letter.
-pub fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String> {
+pub(crate) fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String> {
     tokens
         .enumerate()
         .filter(|(i, t)| {
@@ -466,7 +466,7 @@ pub fn extract_in(tool: &Value, siblings: &Siblings) -> ToolFacts {
 }
 
 /// Reads one raw tool object; `side` holds the names of the side's tools.
-pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
+pub(crate) fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
     let empty = Map::new();
     let obj = tool.as_object().unwrap_or(&empty);
     let name = tdqs_core::digest::tool_name(tool).to_string();

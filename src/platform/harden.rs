@@ -18,13 +18,13 @@ use tdqs_core::redact::NameContext;
 /// Whether the variable `name` of the gate's own environment holds a credential: the one rule
 /// of [`tdqs_core::redact::is_credential_name`], in its [`NameContext::GateEnv`] form (names of
 /// locations and identifiers such as `SSH_AUTH_SOCK` are left alone). See docs/security.md.
-pub fn is_credential_name(name: &str) -> bool {
+pub(crate) fn is_credential_name(name: &str) -> bool {
     tdqs_core::redact::is_credential_name(name, NameContext::GateEnv)
 }
 
 /// Registers the value of every credential variable in the gate's environment for masking.
 /// Returns the names registered (never the values).
-pub fn register_environment_credentials() -> Vec<String> {
+pub(crate) fn register_environment_credentials() -> Vec<String> {
     let mut names = Vec::new();
     for (name, value) in std::env::vars_os() {
         let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
@@ -40,7 +40,7 @@ pub fn register_environment_credentials() -> Vec<String> {
 }
 
 /// The defences of this module, in the order they must happen: before any thread or child.
-pub fn at_start() {
+pub(crate) fn at_start() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: prctl with integer arguments only changes flags of this process.

@@ -307,7 +307,7 @@ struct Head {
 }
 
 /// Reads `pipe` to its end into `tail`.
-pub fn spawn_drain<R>(pipe: R, tail: OutputTail) -> JoinHandle<()>
+pub(crate) fn spawn_drain<R>(pipe: R, tail: OutputTail) -> JoinHandle<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
