@@ -48,12 +48,11 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::export::ExportLimits;
 use tdqs_core::error::{Error, Result, Stage};
-use tdqs_core::export::{Era, ProbeProfile};
+use tdqs_core::export::{parse_size_limit, Era, ExportLimits, ProbeProfile};
 
 /// The file name looked for at the root of the head's tree.
-pub const CONFIG_FILE: &str = "tdqs-gate.toml";
+pub(crate) const CONFIG_FILE: &str = "tdqs-gate.toml";
 /// A configuration file larger than this is refused (it is a few lines).
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
@@ -127,7 +126,7 @@ pub struct DecisionConfig {
 }
 
 /// Reads a per-tool guard amount: a multiple of 0.1 from 0.1 to 4.0.
-pub fn parse_tool_drop(value: f64) -> std::result::Result<tdqs_core::arith::Tenths, String> {
+pub(crate) fn parse_tool_drop(value: f64) -> std::result::Result<tdqs_core::arith::Tenths, String> {
     match tdqs_core::arith::Tenths::from_f64(value) {
         Some(t) if (1..=40).contains(&t.0) => Ok(t),
         _ => Err(format!(
@@ -633,7 +632,7 @@ impl<'de> Deserialize<'de> for Seconds {
 
 /// Splits a command line the way a POSIX shell splits words (quotes and backslashes; no
 /// expansion). `None` for unbalanced quotes.
-pub fn split_command_line(line: &str) -> Option<Vec<String>> {
+pub(crate) fn split_command_line(line: &str) -> Option<Vec<String>> {
     shlex::split(line)
 }
 
@@ -799,7 +798,7 @@ fn size_limit(
     let n = *value.get_ref();
     usize::try_from(n)
         .ok()
-        .and_then(|n| crate::export::model::parse_size_limit(&n.to_string()).ok())
+        .and_then(|n| parse_size_limit(&n.to_string()).ok())
         .map(Some)
         .ok_or_else(|| {
             located(
@@ -816,7 +815,7 @@ fn size_limit(
 }
 
 /// A portable environment variable name: letters, digits and `_`, not starting with a digit.
-pub fn is_valid_env_name(name: &str) -> bool {
+pub(crate) fn is_valid_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')

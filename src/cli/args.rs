@@ -427,9 +427,9 @@ fn parse_pace(text: &str) -> Result<f64, String> {
 }
 
 /// The longest timeout any flag accepts: 4 hours.
-pub const MAX_TIMEOUT_SECS: u64 = 4 * 3600;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 4 * 3600;
 /// The most judge calls at once.
-pub const MAX_CONCURRENCY: usize = 256;
+pub(crate) const MAX_CONCURRENCY: usize = 256;
 
 fn parse_concurrency(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {

@@ -9,14 +9,14 @@ use tdqs_core::redact::redact;
 
 /// How much to say on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verbosity {
+pub(crate) enum Verbosity {
     Quiet,
     Normal,
     Verbose,
 }
 
 /// Progress on stderr: a redrawn line on a terminal, one line per step in logs (CI).
-pub struct StderrProgress {
+pub(crate) struct StderrProgress {
     verbosity: Verbosity,
     terminal: bool,
     state: Mutex<LineState>,
@@ -119,7 +119,7 @@ impl Progress for StderrProgress {
 }
 
 /// One log line for a setup command starting or ending (`-v`).
-pub fn setup_line(side: &str, event: &SetupEvent) -> String {
+pub(crate) fn setup_line(side: &str, event: &SetupEvent) -> String {
     match event {
         SetupEvent::Started {
             index,

@@ -65,7 +65,7 @@ pub const KNOWN_PROTOCOL_VERSIONS: [&str; 5] = [
 ];
 
 /// The modern (per-request `_meta`, no `initialize`) protocol revision.
-pub const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
+pub(crate) const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
 
 /// In [`Era::Auto`], how long `server/discover` may go unanswered before falling back to
 /// `initialize` (at most half of the startup timeout, so the fallback has time left).
@@ -97,7 +97,7 @@ pub async fn list_tools(spec: &LaunchSpec, profile: &ProbeProfile) -> Result<Raw
 }
 
 /// [`list_tools`], telling `observe` when each setup command starts and ends.
-pub async fn list_tools_observed(
+pub(crate) async fn list_tools_observed(
     spec: &LaunchSpec,
     profile: &ProbeProfile,
     observe: &(dyn Fn(SetupEvent) + Send + Sync),

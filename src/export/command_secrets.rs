@@ -4,30 +4,12 @@
 //! give a server a secret is a `${VAR}` reference, expanded from the environment at launch and
 //! never stored; see docs/reference.md.
 
-use tdqs_core::redact::MASK;
+use tdqs_core::redact::{NameContext, MASK};
 
-/// Whether an option or variable name looks like it carries a credential.
-pub fn is_credential_name(name: &str) -> bool {
-    let name = name.trim_start_matches('-').to_ascii_lowercase();
-    const PARTS: [&str; 12] = [
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "apikey",
-        "api_key",
-        "api-key",
-        "credential",
-        "auth",
-        "private_key",
-        "private-key",
-        "cookie",
-    ];
-    !name.is_empty()
-        && (PARTS.iter().any(|p| name.contains(p))
-            || name.ends_with("key")
-            || name.contains("access_key")
-            || name.contains("access-key"))
+/// Whether an option or `NAME=` word of a command line carries a credential: the one rule of
+/// [`tdqs_core::redact::is_credential_name`] for [`NameContext::CommandOption`].
+fn is_credential_name(name: &str) -> bool {
+    tdqs_core::redact::is_credential_name(name, NameContext::CommandOption)
 }
 
 /// A `${VAR}` reference (or text holding one) is not a secret: it names where the secret is.
@@ -74,7 +56,7 @@ fn credential_spots(words: &[String]) -> Vec<(usize, usize)> {
 }
 
 /// `words` with every credential value replaced by `[REDACTED]`.
-pub fn mask_command(words: &[String]) -> Vec<String> {
+pub(crate) fn mask_command(words: &[String]) -> Vec<String> {
     let mut out = words.to_vec();
     for (index, offset) in credential_spots(words) {
         out[index] = format!("{}{MASK}", &words[index][..offset]);
@@ -84,7 +66,7 @@ pub fn mask_command(words: &[String]) -> Vec<String> {
 
 /// The credential values in `words`, to register with [`tdqs_core::redact`] so every other text
 /// (errors, the reproduce line) masks them too.
-pub fn credential_values(words: &[String]) -> Vec<String> {
+pub(crate) fn credential_values(words: &[String]) -> Vec<String> {
     credential_spots(words)
         .into_iter()
         .map(|(index, offset)| words[index][offset..].to_string())

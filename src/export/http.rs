@@ -477,14 +477,14 @@ async fn read_events(
 
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     pub name: Option<String>,
     pub data: Vec<u8>,
 }
 
 /// An incremental `text/event-stream` parser with a bound on a line and on an event's data.
 #[derive(Debug)]
-pub struct SseParser {
+pub(crate) struct SseParser {
     limit: usize,
     line: Vec<u8>,
     name: Option<String>,

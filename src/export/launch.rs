@@ -64,9 +64,10 @@ use crate::config::{Config, ServerConfig};
 use crate::export::model::{ExportLimits, HttpTarget, LaunchSpec, SetupCommand};
 use crate::platform::path_search::{self, EmptyEntry};
 use tdqs_core::error::{Error, Result, Stage};
+use tdqs_core::redact::NameContext;
 
 /// Host manifests, in the order they are looked for.
-pub const MANIFEST_FILES: [&str; 3] = [".mcp.json", "mcp.json", ".vscode/mcp.json"];
+pub(crate) const MANIFEST_FILES: [&str; 3] = [".mcp.json", "mcp.json", ".vscode/mcp.json"];
 
 /// Prefixes of variables that are never given to a server.
 pub const EXCLUDED_ENV_PREFIXES: [&str; 2] = ["ANTHROPIC_", "CLAUDE_"];
@@ -75,7 +76,7 @@ pub const EXCLUDED_ENV_NAMES: [&str; 1] = ["OPENAI_API_KEY"];
 
 /// Host variables every server gets (when set).
 /// Set for every server unless configured otherwise: Python hashes strings with this seed.
-pub const PYTHON_HASH_SEED: (&str, &str) = ("PYTHONHASHSEED", "0");
+pub(crate) const PYTHON_HASH_SEED: (&str, &str) = ("PYTHONHASHSEED", "0");
 
 const BASE_ENV: [&str; 16] = [
     "PATH",
@@ -207,7 +208,7 @@ impl Template {
 }
 
 /// Stands for a free loopback port the gate picks for each side's HTTP server.
-pub const PORT_PLACEHOLDER: &str = "{port}";
+pub(crate) const PORT_PLACEHOLDER: &str = "{port}";
 
 /// How every side's server is started; see the module documentation.
 #[derive(Debug, Clone)]
@@ -269,30 +270,7 @@ impl LaunchPlan {
             .and_then(|c| c.server.as_ref().map(|s| (c, s)));
         let mut warnings = Vec::new();
 
-        if let (Some(_), Some(name)) = (options.command, options.server) {
-            return Err(Error::usage(format!("--command and --server {name} both choose the server"))
-                .with_advice("pass one of them: --server picks an entry of a host manifest, --command replaces it"));
-        }
-        let source = if let Some(line) = options.command {
-            Source::CommandFlag(line)
-        } else if let Some((config, server, words)) =
-            server_config.and_then(|(c, s)| s.command.as_deref().map(|w| (c, s, w)))
-        {
-            if let Some(name) = options.server {
-                return Err(Error::usage(format!(
-                    "--server {name} picks a host manifest entry, but {} sets [server] command, which comes first",
-                    config.path.display()
-                ))
-                .with_advice("drop --server, or remove `command` from [server] to start the manifest's entry"));
-            }
-            Source::Config(config, server, words)
-        } else if options.url.is_some() || server_config.is_some_and(|(_, s)| s.url.is_some()) {
-            Source::UrlOnly
-        } else {
-            let entry = pick_manifest_entry(options.manifest_root, options.server, &mut warnings)?;
-            Source::Manifest(entry)
-        };
-
+        let source = pick_source(options, server_config, &mut warnings)?;
         let SourceCommand {
             mut origin,
             command,
@@ -307,83 +285,17 @@ impl LaunchPlan {
             Some((config, server)) => (format!("{} [server]", config.path.display()), server),
             None => (String::new(), &defaults),
         };
-        let mut env = manifest_env;
-        for (name, value) in &server.env {
-            if secrets.excluded(name) {
-                return Err(Error::new(
-                    Stage::Config,
-                    format!("{config_origin} env sets {name}, a name reserved for the gate's own credentials"),
-                )
-                .with_advice(format!(
-                    "rename the variable or remove it: tdqs-gate never gives {name} to the server"
-                )));
-            }
-            env.retain(|(existing, _)| existing != name);
-            env.push((
-                name.clone(),
-                expand(
-                    value,
-                    host,
-                    &secrets,
-                    &format!("{config_origin} env {name}"),
-                )?,
-            ));
-        }
-        let url = match (options.url, &server.url) {
-            (Some(url), _) => {
-                if matches!(source, Source::UrlOnly) {
-                    origin = "--url".to_string();
-                }
-                Some(root_only(url))
-            }
-            (None, Some(url)) => {
-                if matches!(source, Source::UrlOnly) {
-                    origin = format!("{config_origin} url");
-                }
-                Some(expand(
-                    url,
-                    host,
-                    &secrets,
-                    &format!("{config_origin} url"),
-                )?)
-            }
-            (None, None) => manifest_url,
+        let table = ServerTable {
+            server,
+            origin: &config_origin,
+            host,
+            secrets: &secrets,
         };
-        if let Some(url) = &url {
-            if !url.raw.starts_with("http://") && !url.raw.starts_with("https://") {
-                return Err(Error::usage(format!(
-                    "the server URL `{}` (from {origin}) is not an http:// or https:// URL",
-                    url.raw
-                ))
-                .with_advice("give the server's MCP endpoint, e.g. http://127.0.0.1:{port}/mcp"));
-            }
-        }
-        let mut headers = manifest_headers;
-        for (name, value) in &server.headers {
-            headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
-            headers.push((
-                name.clone(),
-                expand(
-                    value,
-                    host,
-                    &secrets,
-                    &format!("{config_origin} headers {name}"),
-                )?,
-            ));
-        }
-        if url.is_none() && !headers.is_empty() {
-            warnings.push(
-                "`headers` are set but the server is started over stdio; they are not used"
-                    .to_string(),
-            );
-        }
+        let env = table.env(manifest_env)?;
+        let url = table.url(options.url, &source, manifest_url, &mut origin)?;
+        let headers = table.headers(manifest_headers, url.is_some(), &mut warnings)?;
         let cwd = match &server.cwd {
-            Some(cwd) => Some(expand(
-                cwd,
-                host,
-                &secrets,
-                &format!("{config_origin} cwd"),
-            )?),
+            Some(cwd) => Some(table.expand(cwd, "cwd")?),
             None => manifest_cwd,
         };
         let setup = server
@@ -392,71 +304,16 @@ impl LaunchPlan {
             .map(|words| {
                 words
                     .iter()
-                    .map(|w| expand(w, host, &secrets, &format!("{config_origin} setup")))
+                    .map(|w| table.expand(w, "setup"))
                     .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<Vec<_>>>()?;
-
-        let mut host_env: Vec<(String, String)> = BASE_ENV
-            .iter()
-            .filter_map(|name| host.get(name).map(|v| (name.to_string(), v.to_string())))
-            .collect();
-        host_env.extend(
-            host.0
-                .iter()
-                .filter(|(name, _)| name.starts_with("LC_"))
-                .map(|(k, v)| (k.clone(), v.clone())),
-        );
-        // Behind a proxy or a TLS-inspecting gateway setup commands cannot download anything
-        // without these; proxy URLs may hold credentials, so their values are masked.
-        for name in tdqs_core::network_env::NETWORK_ENV {
-            if let Some(value) = host.get(name) {
-                tdqs_core::network_env::register_proxy_secrets(name, value);
-                host_env.push((name.to_string(), value.to_string()));
-            }
-        }
-        for name in &server.pass_env {
-            if secrets.excluded(name) {
-                return Err(Error::new(
-                    Stage::Config,
-                    format!("{config_origin} pass-env names {name}, which carries the gate's own credentials"),
-                )
-                .with_advice(format!("remove {name} from pass-env: tdqs-gate never gives it to the server")));
-            }
-            match host.get(name) {
-                Some(value) => host_env.push((name.clone(), value.to_string())),
-                None => warnings.push(format!(
-                    "pass-env {name} is not set in the gate's environment"
-                )),
-            }
-        }
+        let host_env = table.host_env(&mut warnings)?;
         let host_home = HOME_ENV
             .iter()
             .filter_map(|name| host.get(name).map(|v| (name.to_string(), v.to_string())))
             .collect();
-
-        let package_cache = if server.isolate_home && server.package_cache {
-            let chosen = host.get(crate::export::package_cache::CACHE_ENV).is_some();
-            match crate::export::package_cache::cache_root(|name| {
-                host.get(name).map(str::to_string)
-            })? {
-                Some(root) => match crate::export::package_cache::prepare(&root) {
-                    Ok(()) => Some(root),
-                    // A folder the user chose must work; the default one is a convenience.
-                    Err(e) if chosen => return Err(e),
-                    Err(e) => {
-                        warnings.push(format!(
-                            "package caches are not kept between runs: {}",
-                            e.cause
-                        ));
-                        None
-                    }
-                },
-                None => None,
-            }
-        } else {
-            None
-        };
+        let package_cache = table.package_cache(&mut warnings)?;
 
         Ok(LaunchPlan {
             origin,
@@ -780,15 +637,225 @@ fn free_port() -> Result<u16> {
         .map_err(|io| Error::io(Stage::Export, "cannot read a loopback port", io))
 }
 
-/// Header names whose values are credentials even when written literally.
+/// A header or URL query parameter that carries a credential (the one rule of
+/// [`tdqs_core::redact::is_credential_name`]).
 fn looks_secret_header(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    name == "authorization"
-        || name == "cookie"
-        || name == "proxy-authorization"
-        || ["key", "token", "secret", "auth", "password"]
+    tdqs_core::redact::is_credential_name(name, NameContext::Header)
+}
+
+/// Where the command comes from: `--command`, then `[server] command`, then a URL alone, then a
+/// host manifest's entry. `--server` conflicts with the first two.
+fn pick_source<'a>(
+    options: &LaunchOptions<'a>,
+    server_config: Option<(&'a Config, &'a ServerConfig)>,
+    warnings: &mut Vec<String>,
+) -> Result<Source<'a>> {
+    if let (Some(_), Some(name)) = (options.command, options.server) {
+        return Err(Error::usage(format!(
+            "--command and --server {name} both choose the server"
+        ))
+        .with_advice(
+            "pass one of them: --server picks an entry of a host manifest, --command replaces it",
+        ));
+    }
+    Ok(if let Some(line) = options.command {
+        Source::CommandFlag(line)
+    } else if let Some((config, server, words)) =
+        server_config.and_then(|(c, s)| s.command.as_deref().map(|w| (c, s, w)))
+    {
+        if let Some(name) = options.server {
+            return Err(Error::usage(format!(
+                "--server {name} picks a host manifest entry, but {} sets [server] command, which comes first",
+                config.path.display()
+            ))
+            .with_advice("drop --server, or remove `command` from [server] to start the manifest's entry"));
+        }
+        Source::Config(config, server, words)
+    } else if options.url.is_some() || server_config.is_some_and(|(_, s)| s.url.is_some()) {
+        Source::UrlOnly
+    } else {
+        let entry = pick_manifest_entry(options.manifest_root, options.server, warnings)?;
+        Source::Manifest(entry)
+    })
+}
+
+/// The `[server]` table of `tdqs-gate.toml` (or its defaults), applied over what the source
+/// gave, one setting per step of [`LaunchPlan::resolve`].
+struct ServerTable<'a> {
+    server: &'a ServerConfig,
+    /// `<path> [server]`, or empty without a file.
+    origin: &'a str,
+    host: &'a HostEnv,
+    secrets: &'a Secrets<'a>,
+}
+
+impl ServerTable<'_> {
+    /// Expands a value of the setting `what` (`cwd`, `env NAME`, …).
+    fn expand(&self, value: &str, what: &str) -> Result<Template> {
+        expand(
+            value,
+            self.host,
+            self.secrets,
+            &format!("{} {what}", self.origin),
+        )
+    }
+
+    /// The manifest entry's `env`, then `[server] env` over it; the gate's own credentials are
+    /// refused.
+    fn env(&self, manifest_env: Vec<(String, Template)>) -> Result<Vec<(String, Template)>> {
+        let mut env = manifest_env;
+        for (name, value) in &self.server.env {
+            if self.secrets.excluded(name) {
+                return Err(Error::new(
+                    Stage::Config,
+                    format!(
+                        "{} env sets {name}, a name reserved for the gate's own credentials",
+                        self.origin
+                    ),
+                )
+                .with_advice(format!(
+                    "rename the variable or remove it: tdqs-gate never gives {name} to the server"
+                )));
+            }
+            env.retain(|(existing, _)| existing != name);
+            env.push((name.clone(), self.expand(value, &format!("env {name}"))?));
+        }
+        Ok(env)
+    }
+
+    /// `--url`, then `[server] url`, then the manifest entry's; it must be http(s). When the URL
+    /// alone chose the server, `origin` names where it came from.
+    fn url(
+        &self,
+        flag: Option<&str>,
+        source: &Source<'_>,
+        manifest_url: Option<Template>,
+        origin: &mut String,
+    ) -> Result<Option<Template>> {
+        let url = match (flag, &self.server.url) {
+            (Some(url), _) => {
+                if matches!(source, Source::UrlOnly) {
+                    *origin = "--url".to_string();
+                }
+                Some(root_only(url))
+            }
+            (None, Some(url)) => {
+                if matches!(source, Source::UrlOnly) {
+                    *origin = format!("{} url", self.origin);
+                }
+                Some(self.expand(url, "url")?)
+            }
+            (None, None) => manifest_url,
+        };
+        if let Some(url) = &url {
+            if !url.raw.starts_with("http://") && !url.raw.starts_with("https://") {
+                return Err(Error::usage(format!(
+                    "the server URL `{}` (from {origin}) is not an http:// or https:// URL",
+                    url.raw
+                ))
+                .with_advice("give the server's MCP endpoint, e.g. http://127.0.0.1:{port}/mcp"));
+            }
+        }
+        Ok(url)
+    }
+
+    /// The manifest entry's headers, then `[server] headers` over them (names compared without
+    /// case); a warning when there is no URL to send them to.
+    fn headers(
+        &self,
+        manifest_headers: Vec<(String, Template)>,
+        has_url: bool,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<(String, Template)>> {
+        let mut headers = manifest_headers;
+        for (name, value) in &self.server.headers {
+            headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
+            headers.push((
+                name.clone(),
+                self.expand(value, &format!("headers {name}"))?,
+            ));
+        }
+        if !has_url && !headers.is_empty() {
+            warnings.push(
+                "`headers` are set but the server is started over stdio; they are not used"
+                    .to_string(),
+            );
+        }
+        Ok(headers)
+    }
+
+    /// What the server gets of the gate's environment: the base variables, `LC_*`, the network
+    /// variables and `pass-env` (never the gate's own credentials).
+    fn host_env(&self, warnings: &mut Vec<String>) -> Result<Vec<(String, String)>> {
+        let host = self.host;
+        let mut host_env: Vec<(String, String)> = BASE_ENV
             .iter()
-            .any(|part| name.contains(part))
+            .filter_map(|name| host.get(name).map(|v| (name.to_string(), v.to_string())))
+            .collect();
+        host_env.extend(
+            host.0
+                .iter()
+                .filter(|(name, _)| name.starts_with("LC_"))
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        // Behind a proxy or a TLS-inspecting gateway setup commands cannot download anything
+        // without these; proxy URLs may hold credentials, so their values are masked.
+        for name in tdqs_core::network_env::NETWORK_ENV {
+            if let Some(value) = host.get(name) {
+                tdqs_core::network_env::register_proxy_secrets(name, value);
+                host_env.push((name.to_string(), value.to_string()));
+            }
+        }
+        for name in &self.server.pass_env {
+            if self.secrets.excluded(name) {
+                return Err(Error::new(
+                    Stage::Config,
+                    format!(
+                        "{} pass-env names {name}, which carries the gate's own credentials",
+                        self.origin
+                    ),
+                )
+                .with_advice(format!(
+                    "remove {name} from pass-env: tdqs-gate never gives it to the server"
+                )));
+            }
+            match host.get(name) {
+                Some(value) => host_env.push((name.clone(), value.to_string())),
+                None => warnings.push(format!(
+                    "pass-env {name} is not set in the gate's environment"
+                )),
+            }
+        }
+        Ok(host_env)
+    }
+
+    /// The persistent package cache folder, when the home is isolated and the cache is on. A
+    /// folder the user chose must work; the default one is a convenience (a warning if not).
+    fn package_cache(&self, warnings: &mut Vec<String>) -> Result<Option<PathBuf>> {
+        if !(self.server.isolate_home && self.server.package_cache) {
+            return Ok(None);
+        }
+        let host = self.host;
+        let chosen = host.get(crate::export::package_cache::CACHE_ENV).is_some();
+        Ok(
+            match crate::export::package_cache::cache_root(|name| {
+                host.get(name).map(str::to_string)
+            })? {
+                Some(root) => match crate::export::package_cache::prepare(&root) {
+                    Ok(()) => Some(root),
+                    Err(e) if chosen => return Err(e),
+                    Err(e) => {
+                        warnings.push(format!(
+                            "package caches are not kept between runs: {}",
+                            e.cause
+                        ));
+                        None
+                    }
+                },
+                None => None,
+            },
+        )
+    }
 }
 
 fn source_command(
@@ -927,7 +994,7 @@ fn env_path(env: &[(String, String)]) -> Option<&str> {
 
 /// Finds `program` as the server's process would: a name with a `/` relative to `cwd`, a bare
 /// name on `path` (the server's PATH, not the gate's).
-pub fn locate_program(
+pub(crate) fn locate_program(
     program: &str,
     cwd: &Path,
     path: Option<&str>,
@@ -1043,27 +1110,10 @@ fn home_variables(home: &Path) -> Vec<(String, String)> {
     ]
 }
 
-/// Names whose values are credentials by convention; their values are redacted.
+/// A server environment variable that carries a credential (the one rule of
+/// [`tdqs_core::redact::is_credential_name`]).
 fn looks_secret(name: &str) -> bool {
-    const WORDS: [&str; 14] = [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "PASSPHRASE",
-        "KEY",
-        "APIKEY",
-        "CREDENTIAL",
-        "CREDENTIALS",
-        "AUTH",
-        "COOKIE",
-        "SESSION",
-        "PAT",
-        "PRIVATE",
-    ];
-    name.to_ascii_uppercase()
-        .split('_')
-        .any(|word| WORDS.contains(&word))
+    tdqs_core::redact::is_credential_name(name, NameContext::ServerEnv)
 }
 
 impl LaunchSpec {
@@ -1639,7 +1689,7 @@ fn strip_jsonc(text: &str) -> String {
 /// `${workspaceFolder}` become the tree, `${env:NAME}` becomes `${NAME}`, other `${…}` references
 /// stay for the shell to expand. A literal value of a variable whose name looks like a
 /// credential is never shown: the line asks for it from the shell's environment instead.
-pub fn reproduce_assignment(name: &str, raw: &str, root: &Path) -> String {
+pub(crate) fn reproduce_assignment(name: &str, raw: &str, root: &Path) -> String {
     if looks_secret(name) && !raw.contains("${") {
         return format!("{name}=\"${{{name}}}\"");
     }
@@ -1860,16 +1910,13 @@ mod tests {
             "MY_SECRET",
             "GITHUB_PERSONAL_ACCESS_TOKEN",
             "AUTH",
+            // Ends in KEY: the gate's own environment and --command always masked such names;
+            // with one rule (issue 11 item 5) the server environment does too.
+            "MONKEY",
         ] {
             assert!(looks_secret(name), "{name}");
         }
-        for name in [
-            "PATH",
-            "HOME",
-            "KEYBOARD_LAYOUT",
-            "XDG_CACHE_HOME",
-            "MONKEY",
-        ] {
+        for name in ["PATH", "HOME", "KEYBOARD_LAYOUT", "XDG_CACHE_HOME"] {
             assert!(!looks_secret(name), "{name}");
         }
     }

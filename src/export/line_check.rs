@@ -10,7 +10,7 @@
 
 /// Replaces every lone surrogate `\uXXXX` escape inside JSON strings by `\ufffd`. Returns the
 /// repaired line and how many were replaced, or `None` when there was none.
-pub fn repair_lone_surrogates(line: &[u8]) -> Option<(Vec<u8>, usize)> {
+pub(crate) fn repair_lone_surrogates(line: &[u8]) -> Option<(Vec<u8>, usize)> {
     let mut out: Option<Vec<u8>> = None;
     let mut replaced = 0;
     let mut in_string = false;
@@ -81,7 +81,7 @@ fn hex4(line: &[u8], at: usize) -> Option<u32> {
 
 /// Whether a line that failed to parse was meant as a JSON-RPC message (so a parse failure is
 /// the server's broken answer, not a log line to skip).
-pub fn looks_like_message(line: &[u8]) -> bool {
+pub(crate) fn looks_like_message(line: &[u8]) -> bool {
     let trimmed = line.trim_ascii_start();
     (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && contains(line, b"\"jsonrpc\"")
 }

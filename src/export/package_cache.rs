@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use tdqs_core::error::{Error, Result, Stage};
 
 /// The variable that chooses the cache root (or `off`).
-pub const CACHE_ENV: &str = "TDQS_GATE_PACKAGE_CACHE";
+pub(crate) const CACHE_ENV: &str = "TDQS_GATE_PACKAGE_CACHE";
 
 /// Variable → subfolder of the cache root.
 pub const CACHE_VARIABLES: [(&str, &str); 8] = [

@@ -1,9 +1,8 @@
 //! Running a side's MCP server (and its setup commands) as a process group the gate fully owns.
 //!
 //! Every child starts from an empty environment plus exactly [`LaunchSpec::env`], in
-//! [`LaunchSpec::cwd`], as the leader of a new process group. Package runners (`npx`, `uvx`) and
-//! shell wrappers start the real server as a grandchild, and signalling only the direct child
-//! leaves that grandchild running, so every kill here goes to the whole group.
+//! [`LaunchSpec::cwd`], as the leader of a new process group, through the one process runner of
+//! [`crate::platform::process`] (group, TERM → grace → KILL, drop guard, drained pipes).
 //!
 //! Clean-up happens on every path:
 //! - [`ServerProcess::shutdown`] closes stdin, waits [`crate::export::ExportLimits::shutdown_grace`], sends
@@ -11,7 +10,6 @@
 //!   group once more, so members that outlived the leader die too.
 //! - If a [`ServerProcess`] (or a setup command) is dropped without that — an error returned
 //!   early, a panic, a cancelled future on Ctrl-C — a synchronous drop guard SIGKILLs the group.
-//!   Async clean-up cannot be relied on there: the runtime may already be shutting down.
 //! - [`kill_live_groups`] kills every group still owned, for a signal handler that is about to
 //!   exit the process without unwinding.
 //!
@@ -19,216 +17,27 @@
 //! otherwise block on a full pipe); its redacted tail goes into every error. Stdout is read with a
 //! bounded line reader that never buffers more than [`crate::export::ExportLimits::max_message_bytes`].
 
-use std::collections::{HashSet, VecDeque};
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
 use crate::export::model::{LaunchSpec, SetupCommand};
+use crate::platform::process::{
+    finish_drains, run_to_end, spawn_drain, Ended, OutputTail, OwnedChild, RunRequest, StdoutTo,
+    Stopped,
+};
+pub use crate::platform::process::{kill_live_groups, live_group_count};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::redact::Redactor;
 
 /// How long to wait, after a group is dead, for the pipe readers to reach end-of-file. Pipes stay
 /// open only while some process holds them; this bounds the wait should one escape the group.
 const PIPE_DRAIN_WAIT: Duration = Duration::from_millis(500);
-/// Upper bound on reaping the leader after SIGKILL (only a process stuck in the kernel takes
-/// longer; the group is swept regardless).
-const REAP_AFTER_KILL_WAIT: Duration = Duration::from_secs(5);
-
-// ---------------------------------------------------------------------------------------------
-// Process groups: ownership registry and drop guard
-
-fn live_groups() -> &'static Mutex<HashSet<i32>> {
-    static LIVE: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
-    LIVE.get_or_init(|| Mutex::new(HashSet::new()))
-}
-
-/// SIGKILLs every process group the gate started and has not cleaned up yet.
-///
-/// For a Ctrl-C handler (or any path) that ends the process with `std::process::exit`, where
-/// destructors do not run. Safe to call at any time; groups already cleaned up are not touched.
-pub fn kill_live_groups() {
-    let groups: Vec<i32> = live_groups()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .copied()
-        .collect();
-    for pgid in groups {
-        signal_group(pgid, libc::SIGKILL);
-    }
-}
-
-/// Number of process groups currently owned (started and not yet cleaned up).
-pub fn live_group_count() -> usize {
-    live_groups()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .len()
-}
-
-fn signal_group(pgid: i32, signal: libc::c_int) -> bool {
-    // SAFETY: killpg only sends a signal; pgid is a group this process created (> 1).
-    pgid > 1 && unsafe { libc::killpg(pgid, signal) } == 0
-}
-
-/// True while any process (zombies included) is still in the group.
-fn group_has_members(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence and permission.
-    pgid > 1 && unsafe { libc::kill(-pgid, 0) } == 0
-}
-
-/// Owns a process group: SIGKILLs it when dropped unless [`GroupGuard::release`] ran after a
-/// complete shutdown.
-#[derive(Debug)]
-struct GroupGuard {
-    pgid: i32,
-    armed: bool,
-}
-
-impl GroupGuard {
-    fn new(pgid: i32) -> Self {
-        live_groups()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(pgid);
-        GroupGuard { pgid, armed: true }
-    }
-
-    /// The final sweep: whatever is left of the group after the leader was reaped is killed.
-    fn sweep_and_release(&mut self) {
-        if group_has_members(self.pgid) {
-            signal_group(self.pgid, libc::SIGKILL);
-        }
-        self.release();
-    }
-
-    fn release(&mut self) {
-        if self.armed {
-            self.armed = false;
-            live_groups()
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&self.pgid);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            signal_group(self.pgid, libc::SIGKILL);
-            self.release();
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Bounded stderr capture
-
-/// The last `capacity` bytes a process wrote, shared with the task that drains the pipe.
-#[derive(Debug, Clone)]
-pub struct OutputTail {
-    inner: Arc<Mutex<Ring>>,
-}
-
-#[derive(Debug)]
-struct Ring {
-    bytes: VecDeque<u8>,
-    capacity: usize,
-    dropped: u64,
-}
-
-impl OutputTail {
-    pub fn new(capacity: usize) -> Self {
-        OutputTail {
-            inner: Arc::new(Mutex::new(Ring {
-                bytes: VecDeque::new(),
-                capacity,
-                dropped: 0,
-            })),
-        }
-    }
-
-    pub fn push(&self, chunk: &[u8]) {
-        let mut ring = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let capacity = ring.capacity;
-        if capacity == 0 {
-            ring.dropped += chunk.len() as u64;
-            return;
-        }
-        let chunk = if chunk.len() > capacity {
-            ring.dropped += (chunk.len() - capacity) as u64;
-            &chunk[chunk.len() - capacity..]
-        } else {
-            chunk
-        };
-        let overflow = (ring.bytes.len() + chunk.len()).saturating_sub(capacity);
-        if overflow > 0 {
-            ring.bytes.drain(..overflow);
-            ring.dropped += overflow as u64;
-        }
-        ring.bytes.extend(chunk);
-    }
-
-    /// The kept bytes as text (invalid UTF-8 replaced). When earlier output was dropped, the
-    /// partial first line is cut off and a note says how much is missing.
-    pub fn text(&self) -> String {
-        let ring = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let bytes: Vec<u8> = ring.bytes.iter().copied().collect();
-        if ring.dropped == 0 {
-            return String::from_utf8_lossy(&bytes).into_owned();
-        }
-        let (skipped, rest) = match bytes.iter().position(|&b| b == b'\n') {
-            Some(newline) => (newline + 1, &bytes[newline + 1..]),
-            None => (0, &bytes[..]),
-        };
-        format!(
-            "[… {} earlier bytes not shown]\n{}",
-            ring.dropped + skipped as u64,
-            String::from_utf8_lossy(rest)
-        )
-    }
-
-    pub fn is_empty(&self) -> bool {
-        let ring = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        ring.bytes.is_empty() && ring.dropped == 0
-    }
-}
-
-fn spawn_drain<R>(mut pipe: R, tail: OutputTail) -> JoinHandle<()>
-where
-    R: AsyncRead + Unpin + Send + 'static,
-{
-    tokio::spawn(async move {
-        let mut chunk = vec![0u8; 8192];
-        loop {
-            match pipe.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => tail.push(&chunk[..n]),
-            }
-        }
-    })
-}
-
-/// Waits (bounded) for drain tasks to reach end-of-file, so the tail includes the last words of
-/// a process that just died; then stops them.
-async fn finish_drains(tasks: Vec<JoinHandle<()>>) {
-    for mut task in tasks {
-        if tokio::time::timeout(PIPE_DRAIN_WAIT, &mut task)
-            .await
-            .is_err()
-        {
-            task.abort();
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Bounded line reader
@@ -374,7 +183,7 @@ fn clean_line(mut line: Vec<u8>) -> Option<Vec<u8>> {
 // Exit statuses and commands for messages
 
 /// "exited with status 3", "was killed by signal 9 (SIGKILL)".
-pub fn describe_status(status: ExitStatus) -> String {
+pub(crate) fn describe_status(status: ExitStatus) -> String {
     if let Some(code) = status.code() {
         format!("exited with status {code}")
     } else if let Some(signal) = status.signal() {
@@ -407,7 +216,7 @@ fn signal_name(signal: i32) -> Option<&'static str> {
 }
 
 /// Program and arguments quoted for a POSIX shell, for "reproduce with" notes.
-pub fn shell_command(program: &str, args: &[String]) -> String {
+pub(crate) fn shell_command(program: &str, args: &[String]) -> String {
     std::iter::once(program)
         .chain(args.iter().map(String::as_str))
         .map(|word| shlex::try_quote(word).map_or_else(|_| word.to_string(), |q| q.into_owned()))
@@ -417,7 +226,7 @@ pub fn shell_command(program: &str, args: &[String]) -> String {
 
 /// A "reproduce with" line for a command run in `spec.cwd` (environment values left out: they
 /// may be secrets).
-pub fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> String {
+pub(crate) fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> String {
     let cwd = spec.cwd.display().to_string();
     let cwd = shlex::try_quote(&cwd).map_or_else(|_| cwd.clone(), |q| q.into_owned());
     let mut line = format!("cd {cwd} && ");
@@ -431,7 +240,7 @@ pub fn reproduce_line(spec: &LaunchSpec, program: &str, args: &[String]) -> Stri
 
 /// A redactor for everything a child of `spec` writes: the process-wide secrets plus the values
 /// of the variables `spec` marks as secret.
-pub fn spec_redactor(spec: &LaunchSpec) -> Redactor {
+pub(crate) fn spec_redactor(spec: &LaunchSpec) -> Redactor {
     let mut redactor = Redactor::new();
     for (name, value) in &spec.env {
         if spec.secret_env.iter().any(|secret| secret == name) {
@@ -447,7 +256,7 @@ fn redact_with(redactor: &Redactor, text: &str) -> String {
 
 /// Masks `spec`'s secrets (and the process-wide ones) in every text of an error: a secret can
 /// reach the cause or the reproduce line through the command's own arguments.
-pub fn redact_error(spec: &LaunchSpec, error: Error) -> Error {
+pub(crate) fn redact_error(spec: &LaunchSpec, error: Error) -> Error {
     let redactor = spec_redactor(spec);
     let mask = |text: String| redact_with(&redactor, &text);
     Error {
@@ -469,9 +278,7 @@ fn base_command(spec: &LaunchSpec, program: &str, args: &[String]) -> Command {
         .args(args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spec.cwd)
-        .process_group(0)
-        .kill_on_drop(true);
+        .current_dir(&spec.cwd);
     command
 }
 
@@ -564,13 +371,11 @@ pub enum WriteError {
 
 /// A running MCP server: its process group, stdin, a bounded stdout reader and the stderr tail.
 pub struct ServerProcess {
-    child: Child,
-    pid: u32,
+    process: OwnedChild,
     stdin: Option<ChildStdin>,
     stdout: LineReader<ChildStdout>,
     stderr: OutputTail,
     stderr_task: Option<JoinHandle<()>>,
-    guard: GroupGuard,
     redactor: Redactor,
     grace: Duration,
     started: Instant,
@@ -582,7 +387,7 @@ pub struct ServerProcess {
 impl std::fmt::Debug for ServerProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerProcess")
-            .field("pid", &self.pid)
+            .field("pid", &self.process.pid())
             .field("stdin_open", &self.stdin.is_some())
             .finish_non_exhaustive()
     }
@@ -597,17 +402,9 @@ impl ServerProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = command
-            .spawn()
+        let mut process = OwnedChild::spawn(&mut command)
             .map_err(|err| spawn_error(spec, "the MCP server", &spec.program, &err))?;
-        let pid = child
-            .id()
-            .ok_or_else(|| Error::internal("a just-spawned server has no pid"))?;
-        // The group id equals the leader's pid because of process_group(0).
-        let guard = GroupGuard::new(pid as i32);
-        let (Some(stdin), Some(stdout), Some(stderr_pipe)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
+        let (Some(stdin), Some(stdout), Some(stderr_pipe)) = process.take_pipes() else {
             return Err(Error::internal(
                 "a spawned server is missing a piped stream",
             ));
@@ -615,13 +412,11 @@ impl ServerProcess {
         let stderr = OutputTail::new(spec.limits.stderr_tail_bytes);
         let stderr_task = spawn_drain(stderr_pipe, stderr.clone());
         Ok(ServerProcess {
-            child,
-            pid,
+            process,
             stdin: Some(stdin),
             stdout: LineReader::new(stdout, spec.limits.max_message_bytes),
             stderr,
             stderr_task: Some(stderr_task),
-            guard,
             redactor: spec_redactor(spec),
             grace: spec.limits.shutdown_grace,
             started: Instant::now(),
@@ -631,7 +426,7 @@ impl ServerProcess {
 
     /// The leader's pid, which is also the process group id.
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.process.pid()
     }
 
     /// When the process was started.
@@ -678,7 +473,7 @@ impl ServerProcess {
 
     /// The leader's exit status, if it has exited.
     pub fn exited(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().ok().flatten()
+        self.process.try_wait()
     }
 
     /// The stderr tail so far, redacted.
@@ -695,9 +490,9 @@ impl ServerProcess {
     /// the sequence. Never fails: every step is bounded.
     pub async fn shutdown(mut self) -> Shutdown {
         let (status, step) = self.stop_group().await;
-        self.guard.sweep_and_release();
+        self.process.sweep();
         if let Some(task) = self.stderr_task.take() {
-            finish_drains(vec![task]).await;
+            finish_drains(vec![task], PIPE_DRAIN_WAIT).await;
         }
         Shutdown {
             status,
@@ -707,7 +502,7 @@ impl ServerProcess {
     }
 
     async fn stop_group(&mut self) -> (Option<ExitStatus>, ShutdownStep) {
-        if let Ok(Some(status)) = self.child.try_wait() {
+        if let Some(status) = self.process.try_wait() {
             return (Some(status), ShutdownStep::AlreadyExited);
         }
         self.stdin = None;
@@ -716,26 +511,17 @@ impl ServerProcess {
         } else {
             self.grace
         };
-        if let Some(status) = self.wait_while_draining(stdin_wait).await {
+        // Stdout is read and dropped while waiting: a server blocked on a full pipe can then exit.
+        let mut drain = std::pin::pin!(self.stdout.discard_forever());
+        if let Some(Ok(status)) = self.process.wait_for(stdin_wait, drain.as_mut()).await {
             return (Some(status), ShutdownStep::StdinClosed);
         }
-        signal_group(self.pid as i32, libc::SIGTERM);
-        if let Some(status) = self.wait_while_draining(self.grace).await {
-            return (Some(status), ShutdownStep::Terminated);
-        }
-        signal_group(self.pid as i32, libc::SIGKILL);
-        let status = self.wait_while_draining(REAP_AFTER_KILL_WAIT).await;
-        (status, ShutdownStep::Killed)
-    }
-
-    async fn wait_while_draining(&mut self, limit: Duration) -> Option<ExitStatus> {
-        let child = &mut self.child;
-        let stdout = &mut self.stdout;
-        tokio::select! {
-            status = child.wait() => status.ok(),
-            () = stdout.discard_forever() => None,
-            () = tokio::time::sleep(limit) => None,
-        }
+        let (status, stopped) = self.process.terminate(self.grace, drain).await;
+        let step = match stopped {
+            Stopped::Terminated => ShutdownStep::Terminated,
+            Stopped::Killed => ShutdownStep::Killed,
+        };
+        (status, step)
     }
 }
 
@@ -764,7 +550,7 @@ pub enum SetupEvent {
 }
 
 /// Runs every setup command of `spec` in order, telling `observe` when each starts and ends.
-pub async fn run_setups(
+pub(crate) async fn run_setups(
     spec: &LaunchSpec,
     observe: &(dyn Fn(SetupEvent) + Send + Sync),
 ) -> Result<(), Error> {
@@ -795,46 +581,24 @@ pub async fn run_setups(
 /// [`crate::export::ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
 /// [`crate::export::ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own
 /// process group, and whatever it leaves running in that group is killed when it ends.
-pub async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Error> {
-    let mut command = base_command(spec, &setup.program, &setup.args);
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .map_err(|err| spawn_error(spec, "the setup command", &setup.program, &err))?;
-    let pid = child
-        .id()
-        .ok_or_else(|| Error::internal("a just-spawned setup command has no pid"))?;
-    let mut guard = GroupGuard::new(pid as i32);
-    let output = OutputTail::new(spec.limits.stderr_tail_bytes);
-    let mut drains = Vec::new();
-    if let Some(stdout) = child.stdout.take() {
-        drains.push(spawn_drain(stdout, output.clone()));
-    }
-    if let Some(stderr) = child.stderr.take() {
-        drains.push(spawn_drain(stderr, output.clone()));
-    }
-
+pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Error> {
     let timeout = spec.limits.setup_timeout;
-    let grace = spec.limits.shutdown_grace;
-    let outcome = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(status) => Ok(status),
-        Err(_) => {
-            signal_group(pid as i32, libc::SIGTERM);
-            if tokio::time::timeout(grace, child.wait()).await.is_err() {
-                signal_group(pid as i32, libc::SIGKILL);
-                let _ = tokio::time::timeout(REAP_AFTER_KILL_WAIT, child.wait()).await;
-            }
-            Err(())
-        }
-    };
-    guard.sweep_and_release();
-    finish_drains(drains).await;
+    let run = run_to_end(
+        base_command(spec, &setup.program, &setup.args),
+        RunRequest {
+            input: None,
+            stdout: StdoutTo::Tail,
+            tail_bytes: spec.limits.stderr_tail_bytes,
+            timeout,
+            grace: spec.limits.shutdown_grace,
+            drain_wait: PIPE_DRAIN_WAIT,
+        },
+    )
+    .await
+    .map_err(|err| spawn_error(spec, "the setup command", &setup.program, &err))?;
 
     let shown = shell_command(&setup.program, &setup.args);
-    let tail = output.text();
+    let tail = run.tail.text();
     let fail = |cause: String| {
         Error::new(Stage::Export, cause)
             .with_advice(
@@ -844,17 +608,17 @@ pub async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Er
             .with_detail("setup command output (tail)", tail_or_empty(&tail))
             .with_reproduce(reproduce_line(spec, &setup.program, &setup.args))
     };
-    let result = match outcome {
-        Ok(Ok(status)) if status.success() => Ok(()),
-        Ok(Ok(status)) => Err(fail(format!(
+    let result = match run.ended {
+        Ended::Exited(status) if status.success() => Ok(()),
+        Ended::Exited(status) => Err(fail(format!(
             "setup command `{shown}` (from {}) {}",
             spec.origin,
             describe_status(status)
         ))),
-        Ok(Err(err)) => Err(fail(format!(
+        Ended::WaitFailed(err) => Err(fail(format!(
             "could not wait for setup command `{shown}`: {err}"
         ))),
-        Err(()) => Err(fail(format!(
+        Ended::TimedOut(_) => Err(fail(format!(
             "setup command `{shown}` (from {}) did not finish within {} and was stopped",
             spec.origin,
             humantime::format_duration(timeout)
@@ -869,7 +633,7 @@ pub async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Er
 
 /// The text for a captured-output detail; says so explicitly when the process wrote nothing, so
 /// a reader does not wonder whether output was lost.
-pub fn tail_or_empty(tail: &str) -> String {
+pub(crate) fn tail_or_empty(tail: &str) -> String {
     if tail.trim().is_empty() {
         "(nothing was written)".to_string()
     } else {
@@ -956,20 +720,6 @@ mod tests {
         assert!(matches!(first, Err(ReadError::Oversize { limit: 100 })));
         drop(reader);
         producer.await.expect("producer task");
-    }
-
-    #[test]
-    fn tail_keeps_the_last_bytes_and_says_how_many_were_dropped() {
-        let tail = OutputTail::new(10);
-        tail.push(b"line one\nline two\n");
-        tail.push(b"end\n");
-        let text = tail.text();
-        assert!(text.starts_with("[… "), "{text}");
-        assert!(text.ends_with("end\n"), "{text}");
-        let small = OutputTail::new(100);
-        small.push(b"all of it");
-        assert_eq!(small.text(), "all of it");
-        assert!(OutputTail::new(4).is_empty());
     }
 
     #[test]

@@ -31,25 +31,6 @@ fn differs(what: impl Into<String>) -> Error {
     )
 }
 
-/// Reads a saved report.
-pub fn read_report(path: &Path) -> Result<Report, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::io(
-            Stage::Check,
-            format!("cannot read the report {}", path.display()),
-            e,
-        )
-        .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
-    })?;
-    serde_json::from_str(&text).map_err(|e| {
-        Error::new(
-            Stage::Check,
-            format!("{} is not a tdqs-gate report: {e}", path.display()),
-        )
-        .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
-    })
-}
-
 fn check_side(label: &str, side: &SideScore, weights: &Weights) -> Result<(), Error> {
     for (name, tool) in &side.tools {
         if &tool.name != name {
@@ -232,7 +213,7 @@ fn check_labels(report: &Report, pins: &Pins) -> Result<(), Error> {
 /// A report scored by the rule judge is scored again here (it costs nothing and the rules are
 /// deterministic): every pair must come out exactly as recorded, scores, justifications and
 /// counters included.
-pub async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
+pub(crate) async fn rescore_static(report: &Report, pins: &Pins) -> Result<(), Error> {
     let (Some(base), Some(head)) = (&report.base, &report.head) else {
         return Err(differs("the report has no base or head export"));
     };
@@ -302,7 +283,7 @@ async fn rescore_static_on(
 }
 
 /// Checks everything that needs only the report and the pins.
-pub fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> {
+pub(crate) fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> {
     if report.version_digest != pins.digest() {
         return Err(differs(format!(
             "the report was scored under pins {} but the current pins are {}",

@@ -37,7 +37,7 @@ fn side_tools(side: &SideScore) -> std::collections::BTreeMap<String, ToolScore>
 }
 
 /// A scored pair as the noise-aware rule reads it.
-pub fn pair_tools(pair: &Pair) -> PairTools {
+pub(crate) fn pair_tools(pair: &Pair) -> PairTools {
     PairTools {
         base: side_tools(&pair.base),
         head: side_tools(&pair.head),

@@ -20,7 +20,7 @@ fn shell_quote(text: &str) -> String {
 }
 
 /// The base a hook uses when none is given.
-pub const DEFAULT_BASE: &str = "origin/master";
+pub(crate) const DEFAULT_BASE: &str = "origin/master";
 
 /// The hook script. `auto_base`: the base was not given, so a missing `origin/master` falls
 /// back to `origin/HEAD`.

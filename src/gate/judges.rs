@@ -17,7 +17,7 @@ use tdqs_core::spec::pins::{digest_value, Pins};
 use super::{JudgeMode, JudgeOptions};
 
 /// The default credential variable of each judge.
-pub fn default_token_env(mode: JudgeMode) -> Option<&'static str> {
+pub(crate) fn default_token_env(mode: JudgeMode) -> Option<&'static str> {
     match mode {
         JudgeMode::Anthropic => Some("ANTHROPIC_API_KEY"),
         // Without --token-env the Claude Code judge uses the local login.
@@ -26,7 +26,7 @@ pub fn default_token_env(mode: JudgeMode) -> Option<&'static str> {
 }
 
 /// Names of environment variables that carry the gate's secrets: never passed to a server.
-pub fn secret_env_names(opts: &JudgeOptions) -> Vec<String> {
+pub(crate) fn secret_env_names(opts: &JudgeOptions) -> Vec<String> {
     let mut names = vec![
         "ANTHROPIC_API_KEY".to_string(),
         "ANTHROPIC_AUTH_TOKEN".to_string(),
@@ -119,7 +119,7 @@ pub fn build(opts: &JudgeOptions, pins: &Pins) -> Result<Arc<dyn Judge>, Error> 
 
 /// SHA-256 of the pins digest and the judge's identity and settings: two scorings are
 /// comparable only under equal digests.
-pub fn scoring_digest(pins: &Pins, judge: &JudgeInfo) -> String {
+pub(crate) fn scoring_digest(pins: &Pins, judge: &JudgeInfo) -> String {
     // Where the CLI is installed differs between machines and changes no answer.
     let mut settings = judge.settings.clone();
     if let Some(map) = settings.as_object_mut() {

@@ -15,7 +15,7 @@ use super::JudgeOptions;
 
 /// How the answers of one run may be shared.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Sharing {
+pub(crate) struct Sharing {
     /// Ask a question that is byte-identical on both sides of a pair once.
     pub identical_questions: bool,
     /// Later pairs re-ask only the tools whose question differs (the noise-aware rule).
@@ -23,7 +23,7 @@ pub struct Sharing {
 }
 
 /// A judge ready to answer, with everything a run records about how it scored.
-pub struct ScoringSession {
+pub(crate) struct ScoringSession {
     pub scorer: Scorer,
     /// What the report says about the scoring (judge, pins, prompts, digest).
     pub scoring: Scoring,

@@ -22,7 +22,7 @@ use super::{GateOptions, ServerOptions, SideSource};
 
 /// One side's export and where it came from.
 #[derive(Debug, Clone)]
-pub struct SideExport {
+pub(crate) struct SideExport {
     pub export: Export,
     /// The revision as given (`origin/master`), `working tree`, or `None` for an export file.
     pub revision: Option<String>,
@@ -357,7 +357,7 @@ pub(super) fn open_trees(opts: &GateOptions) -> Result<Trees, Error> {
 }
 
 /// Both sides' exports.
-pub async fn obtain(
+pub(crate) async fn obtain(
     opts: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<(SideExport, SideExport), Error> {
@@ -440,7 +440,7 @@ pub(super) fn fixed_url_error(url: &str, origin: &str) -> Error {
 }
 
 /// One side's export (`tdqs-gate export`, `score`, `lint`).
-pub async fn export_one(
+pub(crate) async fn export_one(
     repo: Option<&Path>,
     source: &SideSource,
     server: &ServerOptions,

@@ -21,14 +21,14 @@ use crate::judge::http::{
 use crate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
 use tdqs_core::error::{Error, Stage};
 
-pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
-pub const DEFAULT_API_VERSION: &str = "2023-06-01";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub(crate) const DEFAULT_API_VERSION: &str = "2023-06-01";
 pub const DEFAULT_TOKEN_ENV: &str = "ANTHROPIC_API_KEY";
 /// Covers adaptive thinking plus the answer, and stays below the size at which the API expects a
 /// streaming request for a call that may run past ten minutes.
-pub const DEFAULT_MAX_TOKENS: u32 = 16_000;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 16_000;
 /// The first API version that refuses `temperature`, `top_p` and `top_k` on every model.
-pub const SAMPLING_FREE_API_VERSION: &str = "2026-10-21";
+pub(crate) const SAMPLING_FREE_API_VERSION: &str = "2026-10-21";
 
 const MESSAGES_PATH: &str = "/v1/messages";
 const BATCHES_PATH: &str = "/v1/messages/batches";
@@ -432,7 +432,7 @@ impl Default for BatchOptions {
 }
 
 /// The result of each question of a batch, in the order the questions were given.
-pub type BatchResults = Vec<Result<Reply, CallFailure>>;
+pub(crate) type BatchResults = Vec<Result<Reply, CallFailure>>;
 
 impl AnthropicJudge {
     /// Scores `questions` as one message batch: creates it, polls until it has ended, and reads

@@ -28,17 +28,17 @@
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::ExitStatus;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{CallFailure, Judge, JudgeInfo, Question, Reply, TokenUsage};
 use crate::platform::path_search::{self, is_executable_file, EmptyEntry};
+use crate::platform::process;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::redact;
 
@@ -47,7 +47,7 @@ use tdqs_core::redact;
 /// on the CLI's defaults.
 pub const DEFAULT_EFFORT: &str = "high";
 /// The values `--effort` accepts in the pinned CLI.
-pub const EFFORT_LEVELS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
+pub(crate) const EFFORT_LEVELS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
 /// Per-call limit; a call still running then is stopped and counts as a failed attempt.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);
 /// `CLAUDE_CODE_MAX_RETRIES` for the CLI's own HTTP retries (its default is 10, which can keep
@@ -362,7 +362,7 @@ impl ClaudeCodeJudge {
         let finished = self.probe(&["--version"]).await?;
         let stdout = String::from_utf8_lossy(&finished.stdout);
         let version = stdout.split_whitespace().next().unwrap_or("").to_string();
-        if finished.timed_out || !finished.status.success() || version.is_empty() {
+        if finished.timed_out || !finished.succeeded() || version.is_empty() {
             return Err(Error::new(
                 Stage::Judge,
                 format!(
@@ -562,7 +562,7 @@ fn resolve_program(program: Option<&Path>, path_var: Option<&OsStr>) -> Result<P
 
 /// True for `.cmd` and `.bat` files: Windows runs them through `cmd.exe`, whose quoting rules
 /// mangle arguments such as the empty `--tools ""` and the JSON of `--mcp-config`.
-pub fn is_batch_wrapper(path: &Path) -> bool {
+pub(crate) fn is_batch_wrapper(path: &Path) -> bool {
     path.extension()
         .and_then(OsStr::to_str)
         .is_some_and(|ext| ext.eq_ignore_ascii_case("cmd") || ext.eq_ignore_ascii_case("bat"))
@@ -653,7 +653,8 @@ impl CallDirs {
 /// What a bounded child run produced.
 #[derive(Debug)]
 struct Finished {
-    status: ExitStatus,
+    /// `None` only when the call was stopped at the time limit and could not be reaped.
+    status: Option<ExitStatus>,
     stdout: Vec<u8>,
     /// True when stdout went past [`STDOUT_LIMIT`] (the excess was discarded).
     stdout_overflow: bool,
@@ -668,172 +669,55 @@ impl Finished {
             .to_string()
     }
 
+    fn succeeded(&self) -> bool {
+        self.status.is_some_and(|status| status.success())
+    }
+
     /// "exit status 1", "stopped after the time limit", …
     fn outcome(&self) -> String {
         if self.timed_out {
             return "stopped at the time limit".to_string();
         }
-        match self.status.code() {
-            Some(code) => format!("exit code {code}"),
-            None => format!("{}", self.status),
+        match self.status {
+            Some(status) => match status.code() {
+                Some(code) => format!("exit code {code}"),
+                None => format!("{status}"),
+            },
+            None => "no exit status".to_string(),
         }
     }
 }
 
-/// Runs `command` with `input` on stdin, collecting stdout and the tail of stderr while it runs,
-/// and stops it (its whole process group) after `limit`. Whatever the child started is killed
-/// when it is done, so no process outlives the call.
-async fn run_bounded(
-    mut command: Command,
-    input: &[u8],
-    limit: Duration,
-) -> std::io::Result<Finished> {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // A dropped call (the run was interrupted) must not leave the CLI running.
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    let mut child = command.spawn()?;
-    let group = ProcessGroup(child.id());
-
-    // The pipes are served by their own tasks so that a child blocked on a full stdout, or one
-    // that reads its input only after writing, always makes progress.
-    let feeder = child.stdin.take().map(|mut pipe| {
-        let input = input.to_vec();
-        tokio::spawn(async move {
-            // A child that exits without reading its input closes the pipe: not our failure.
-            let _ = pipe.write_all(&input).await;
-            let _ = pipe.shutdown().await;
-        })
-    });
-    let stdout = Arc::new(Mutex::new(Captured::default()));
-    let stderr = Arc::new(Mutex::new(Captured::default()));
-    let readers =
-        [
-            child.stdout.take().map(|pipe| {
-                tokio::spawn(capture(pipe, Arc::clone(&stdout), Keep::Head(STDOUT_LIMIT)))
-            }),
-            child.stderr.take().map(|pipe| {
-                tokio::spawn(capture(pipe, Arc::clone(&stderr), Keep::Tail(STDERR_TAIL)))
-            }),
-        ];
-
-    let (status, timed_out) = match tokio::time::timeout(limit, child.wait()).await {
-        Ok(status) => (status?, false),
-        Err(_) => (terminate(&mut child).await?, true),
+/// Runs `command` with `input` on stdin through the one process runner
+/// ([`crate::platform::process::run_to_end`]): its own process group, stdout (up to
+/// [`STDOUT_LIMIT`]) and the tail of stderr collected while it runs, stopped TERM →
+/// [`KILL_GRACE`] → KILL after `limit`. Whatever the child started is killed when it is done, so
+/// no process outlives the call.
+async fn run_bounded(command: Command, input: &[u8], limit: Duration) -> std::io::Result<Finished> {
+    let run = process::run_to_end(
+        command,
+        process::RunRequest {
+            input: Some(input),
+            stdout: process::StdoutTo::Head(STDOUT_LIMIT),
+            tail_bytes: STDERR_TAIL,
+            timeout: limit,
+            grace: KILL_GRACE,
+            drain_wait: PIPE_DRAIN,
+        },
+    )
+    .await?;
+    let (status, timed_out) = match run.ended {
+        process::Ended::Exited(status) => (Some(status), false),
+        process::Ended::TimedOut(status) => (status, true),
+        process::Ended::WaitFailed(err) => return Err(err),
     };
-    // Anything the CLI left behind in its group goes now; that also closes the pipes it held.
-    drop(group);
-    if let Some(feeder) = feeder {
-        feeder.abort();
-    }
-    for reader in readers.into_iter().flatten() {
-        // What was written is still in the pipe; a process outside the group that keeps it
-        // open (it would have to leave the group on purpose) only costs this bounded wait.
-        if tokio::time::timeout(PIPE_DRAIN, reader).await.is_err() {
-            break;
-        }
-    }
-    let take = |captured: &Mutex<Captured>| {
-        std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()))
-    };
-    let out = take(&stdout);
-    let err = take(&stderr);
     Ok(Finished {
         status,
-        stdout: out.bytes,
-        stdout_overflow: out.overflow,
-        stderr_tail: err.bytes,
+        stdout: run.stdout,
+        stdout_overflow: run.stdout_overflow,
+        stderr_tail: run.tail.bytes(),
         timed_out,
     })
-}
-
-/// SIGTERM to the group, SIGKILL after [`KILL_GRACE`], then reaps the child.
-async fn terminate(child: &mut tokio::process::Child) -> std::io::Result<ExitStatus> {
-    #[cfg(unix)]
-    if let Some(pid) = child.id() {
-        signal_group(pid, libc::SIGTERM);
-        if let Ok(status) = tokio::time::timeout(KILL_GRACE, child.wait()).await {
-            return status;
-        }
-        signal_group(pid, libc::SIGKILL);
-    }
-    let _ = child.start_kill();
-    child.wait().await
-}
-
-/// Kills whatever is left in the child's process group when dropped: helpers the CLI started,
-/// or everything if the call was abandoned before the CLI exited.
-struct ProcessGroup(Option<u32>);
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.0 {
-            signal_group(pid, libc::SIGKILL);
-        }
-    }
-}
-
-#[cfg(unix)]
-fn signal_group(pgid: u32, signal: libc::c_int) {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
-        return;
-    };
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: killpg only sends a signal; the group is the one the child leads (it was spawned
-    // with process_group(0)). ESRCH (the group is gone) is the expected, ignored, outcome.
-    unsafe {
-        libc::killpg(pgid, signal);
-    }
-}
-
-/// Bytes read from one pipe.
-#[derive(Debug, Default)]
-struct Captured {
-    bytes: Vec<u8>,
-    /// True when bytes beyond a [`Keep::Head`] limit were discarded.
-    overflow: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Keep {
-    /// The first n bytes (stdout: the stream is parsed from the start).
-    Head(usize),
-    /// The last n bytes (stderr: the end explains a failure).
-    Tail(usize),
-}
-
-/// Reads a pipe to its end into `into`, keeping what `keep` says; the rest is drained so the
-/// child never blocks on a full pipe.
-async fn capture<R: AsyncRead + Unpin>(mut pipe: R, into: Arc<Mutex<Captured>>, keep: Keep) {
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        let n = match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let mut captured = into.lock().unwrap_or_else(|e| e.into_inner());
-        match keep {
-            Keep::Head(limit) => {
-                let room = limit.saturating_sub(captured.bytes.len());
-                captured.bytes.extend_from_slice(&buf[..n.min(room)]);
-                captured.overflow |= n > room;
-            }
-            Keep::Tail(limit) => {
-                captured.bytes.extend_from_slice(&buf[..n]);
-                if captured.bytes.len() > limit * 2 {
-                    let excess = captured.bytes.len() - limit;
-                    captured.bytes.drain(..excess);
-                }
-            }
-        }
-    }
 }
 
 /// Judges a finished call: the stream must prove that the pinned model answered, once, without
@@ -875,7 +759,7 @@ fn evaluate_call(finished: &Finished, pinned: &str, limit: Duration) -> Result<R
             }
         }
     }
-    if !finished.status.success() {
+    if !finished.succeeded() {
         let problem = match &stream {
             Ok(_) => String::new(),
             Err(problem) => format!("; {problem}"),
@@ -1243,7 +1127,7 @@ mod tests {
             ExitStatus::from_raw(code as u32)
         };
         Finished {
-            status,
+            status: Some(status),
             stdout: stdout.as_bytes().to_vec(),
             stdout_overflow: false,
             stderr_tail: Vec::new(),

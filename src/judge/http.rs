@@ -24,11 +24,11 @@ use tdqs_core::redact::{self, Redactor};
 use tdqs_core::rubric::{CoherenceDimension, ToolDimension};
 
 /// Prefix of the OAuth tokens `claude setup-token` issues; the Messages API refuses them.
-pub const CLAUDE_OAUTH_TOKEN_PREFIX: &str = "sk-ant-oat";
+pub(crate) const CLAUDE_OAUTH_TOKEN_PREFIX: &str = "sk-ant-oat";
 
 /// A response body larger than this is refused: a judge's answer is a few kilobytes, and an
 /// unbounded read would let a misbehaving endpoint exhaust memory.
-pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How much of an unparseable body is quoted in a failure message.
 const BODY_EXCERPT_CHARS: usize = 600;
@@ -153,7 +153,7 @@ impl fmt::Debug for ApiKey {
 /// A judge's base URL, normalised: no trailing slash and no trailing `/v1` (both `http://h:11434`
 /// and `http://h:11434/v1` mean the same server), credentials in the URL kept for requests only.
 #[derive(Debug, Clone)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     base: Url,
 }
 
@@ -225,7 +225,7 @@ impl Endpoint {
 }
 
 /// A URL as it may appear in reports and messages: without credentials, query or fragment.
-pub fn public_url(url: &Url) -> String {
+pub(crate) fn public_url(url: &Url) -> String {
     let mut url = url.clone();
     let _ = url.set_username("");
     let _ = url.set_password(None);
@@ -341,7 +341,7 @@ impl Sampling {
 // ---------------------------------------------------------------------------------------------
 
 /// The name under which the answer schema of `kind` is sent (OpenAI's `json_schema.name`).
-pub fn answer_schema_name(kind: QuestionKind) -> &'static str {
+pub(crate) fn answer_schema_name(kind: QuestionKind) -> &'static str {
     match kind {
         QuestionKind::Tool => "tdqs_tool_answer",
         QuestionKind::Coherence => "tdqs_coherence_answer",
@@ -426,7 +426,7 @@ pub fn answer_schema(kind: QuestionKind) -> Value {
 // ---------------------------------------------------------------------------------------------
 
 /// A future that waits; boxed so a [`Sleeper`] can be any closure.
-pub type SleepFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+pub(crate) type SleepFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// How the transport waits between attempts. Tests inject one that records the delays and returns
 /// at once, so retry timing is asserted without sleeping.
@@ -506,7 +506,7 @@ impl RetryPolicy {
 }
 
 /// `retry-after-ms` (milliseconds), else `retry-after` (seconds or an HTTP date).
-pub fn requested_delay(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+pub(crate) fn requested_delay(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let text = |name: &str| {
         headers
             .get(name)
@@ -537,7 +537,7 @@ fn delay_of_seconds(secs: f64) -> Option<Duration> {
 
 /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires senders to
 /// use for `retry-after`.
-pub fn parse_http_date(text: &str) -> Option<SystemTime> {
+pub(crate) fn parse_http_date(text: &str) -> Option<SystemTime> {
     let rest = text.trim().split_once(", ")?.1;
     let parts: Vec<&str> = rest.split_whitespace().collect();
     let [day, month, year, time, zone] = parts.as_slice() else {
@@ -585,7 +585,7 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 
 /// What to do with a non-success response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Disposition {
+pub(crate) enum Disposition {
     /// A transient condition: try again after a delay.
     Retry,
     /// Retrying cannot help: fail now.
@@ -603,7 +603,7 @@ const SPEND_LIMIT_CODE: &str = "enforced_spend_limit_reached";
 /// spend limit fail even when `x-should-retry: true` says otherwise: repeating them only burns
 /// time. Otherwise `x-should-retry` decides when present; without it 408, 409, 429 and 5xx
 /// (529 overloaded included) are retried.
-pub fn classify(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Disposition {
+pub(crate) fn classify(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Disposition {
     let code = status.as_u16();
     if code == 429 && contains(body, SPEND_LIMIT_CODE.as_bytes()) {
         return Disposition::SpendLimit;
@@ -659,7 +659,7 @@ impl Default for HttpOptions {
 
 /// One request, built once and sent as often as the retry policy allows.
 #[derive(Debug, Clone)]
-pub struct HttpRequest {
+pub(crate) struct HttpRequest {
     pub method: Method,
     pub url: Url,
     pub headers: HeaderMap,
@@ -766,7 +766,7 @@ impl HttpFailure {
 
 /// A reqwest client with the retry policy, redacting everything it reports.
 #[derive(Debug, Clone)]
-pub struct HttpTransport {
+pub(crate) struct HttpTransport {
     client: reqwest::Client,
     retry: RetryPolicy,
     sleeper: Sleeper,

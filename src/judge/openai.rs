@@ -19,8 +19,8 @@ use tdqs_core::error::{Error, Stage};
 
 /// The seed sent by default: any fixed value makes sampling repeatable where the server supports
 /// seeds; what matters is that it is recorded and equal across runs.
-pub const DEFAULT_SEED: u64 = 42;
-pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+pub(crate) const DEFAULT_SEED: u64 = 42;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 const CHAT_PATH: &str = "/v1/chat/completions";
 const MODELS_PATH: &str = "/v1/models";

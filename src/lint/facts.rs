@@ -428,7 +428,7 @@ fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
 /// A title a schema generator made from the parameter's name (Pydantic turns `max_length` into
 /// "Max Length", zod-to-json-schema and others do likewise): it says nothing the name does not,
 /// so it is no description.
-pub fn is_generated_title(name: &str, title: &str) -> bool {
+pub(crate) fn is_generated_title(name: &str, title: &str) -> bool {
     let squash = |s: &str| -> String {
         s.chars()
             .filter(|c| c.is_alphanumeric())
@@ -441,7 +441,7 @@ pub fn is_generated_title(name: &str, title: &str) -> bool {
 
 /// The words of a name (in order) that name its subject: not a leading verb, not a stop or
 /// generic word, not a single letter.
-pub fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String> {
+pub(crate) fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String> {
     tokens
         .enumerate()
         .filter(|(i, t)| {
@@ -466,7 +466,7 @@ pub fn extract_in(tool: &Value, siblings: &Siblings) -> ToolFacts {
 }
 
 /// Reads one raw tool object; `side` holds the names of the side's tools.
-pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
+pub(crate) fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
     let empty = Map::new();
     let obj = tool.as_object().unwrap_or(&empty);
     let name = tdqs_core::digest::tool_name(tool).to_string();
@@ -480,20 +480,75 @@ pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
         .trim()
         .to_string();
 
-    let invisible: Vec<(u32, usize)> = description
+    let (invisible, visible) = split_invisible(&description);
+    let (injections, kept) = split_injections(&visible);
+    let clean = text::normalize_space(&kept.join(" "));
+    let clean_words = words(&clean);
+    let sentences = text::sentences(&clean);
+    let name_tokens = text::name_tokens(&name);
+    let input = input_facts(obj);
+    let annotations = annotation_facts(annotations_obj);
+    let output = output_facts(obj);
+    let operation = operation_of(&name_tokens, &clean_words);
+    let own_text = own_text(&sentences, side, &name);
+    let cues = cues_of(&clean, &own_text, &name_tokens);
+
+    let lower = clean.to_lowercase();
+    let mentioned_siblings: Vec<String> = side
+        .mentioned_in(&lower)
+        .into_iter()
+        .filter(|i| is_sibling(side, &name, *i))
+        .map(|i| side.names()[i].clone())
+        .collect();
+    let mentioned_params = mentioned_params(&input.params, &lower);
+
+    ToolFacts {
+        name,
+        title,
+        description,
+        clean,
+        clean_words,
+        sentences,
+        name_tokens,
+        params: input.params,
+        input_schema_is_object: input.schema_is_object,
+        has_required_list: input.has_required_list,
+        additional_properties_false: input.additional_properties_false,
+        annotations,
+        output,
+        operation,
+        cues,
+        injections,
+        invisible,
+        mentioned_siblings,
+        mentioned_params,
+        own_text,
+        definition_bytes: serde_json::to_string(tool).map_or(0, |s| s.len()),
+    }
+}
+
+/// The invisible and bidirectional characters of a description as `(code point, char index)`,
+/// and the description without them.
+fn split_invisible(description: &str) -> (Vec<(u32, usize)>, String) {
+    let invisible = description
         .chars()
         .enumerate()
         .filter(|(_, c)| text::is_invisible_or_bidi(*c))
         .map(|(i, c)| (c as u32, i))
         .collect();
-    let visible: String = description
+    let visible = description
         .chars()
         .filter(|c| !text::is_invisible_or_bidi(*c))
         .collect();
+    (invisible, visible)
+}
 
+/// The sentences that carry an injection cue (one hit per kind), and the other sentences, kept
+/// for every other rule.
+fn split_injections(visible: &str) -> (Vec<InjectionHit>, Vec<String>) {
     let mut injections = Vec::new();
     let mut kept = Vec::new();
-    for sentence in text::sentences(&visible) {
+    for sentence in text::sentences(visible) {
         let kinds = [
             (InjectionKind::Override, text::override_cue()),
             (InjectionKind::Conceal, text::conceal_cue()),
@@ -517,15 +572,20 @@ pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
             }
         }
     }
-    let clean = text::normalize_space(&kept.join(" "));
-    let clean_words = words(&clean);
-    let sentences = text::sentences(&clean);
-    let name_tokens = text::name_tokens(&name);
+    (injections, kept)
+}
 
-    // Input schema.
-    let input = obj.get("inputSchema");
-    let input_obj = input.and_then(Value::as_object);
-    let input_schema_is_object = input_obj.is_some_and(|s| {
+/// What [`input_facts`] reads of `inputSchema`.
+struct InputFacts {
+    schema_is_object: bool,
+    has_required_list: bool,
+    additional_properties_false: bool,
+    params: Vec<ParamFacts>,
+}
+
+fn input_facts(obj: &Map<String, Value>) -> InputFacts {
+    let input_obj = obj.get("inputSchema").and_then(Value::as_object);
+    let schema_is_object = input_obj.is_some_and(|s| {
         s.get("type").and_then(Value::as_str) == Some("object") || s.contains_key("properties")
     });
     let required_list: Vec<String> = input_obj
@@ -553,9 +613,16 @@ pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
                 .collect()
         })
         .unwrap_or_default();
+    InputFacts {
+        schema_is_object,
+        has_required_list,
+        additional_properties_false,
+        params,
+    }
+}
 
-    // Annotations.
-    let annotations = match annotations_obj {
+fn annotation_facts(annotations: Option<&Map<String, Value>>) -> AnnotationFacts {
+    match annotations {
         Some(a) => AnnotationFacts {
             present: true,
             read_only: bool_field(a, "readOnlyHint"),
@@ -564,10 +631,11 @@ pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
             open_world: bool_field(a, "openWorldHint"),
         },
         None => AnnotationFacts::default(),
-    };
+    }
+}
 
-    // Output schema.
-    let output = match obj.get("outputSchema").and_then(Value::as_object) {
+fn output_facts(obj: &Map<String, Value>) -> OutputFacts {
+    match obj.get("outputSchema").and_then(Value::as_object) {
         Some(schema) => {
             let props = schema.get("properties").and_then(Value::as_object);
             OutputFacts {
@@ -581,9 +649,12 @@ pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
             }
         }
         None => OutputFacts::default(),
-    };
+    }
+}
 
-    // Operation: the name's leading verb, else the description's.
+/// The operation: the name's leading verb, else the description's, else a later verb of the
+/// name.
+fn operation_of(name_tokens: &[String], clean_words: &[String]) -> Operation {
     let name_verb = name_tokens.first().and_then(|t| text::verb_base(t));
     let desc_verb = clean_words.first().and_then(|w| text::verb_base(w));
     let mut operation = name_verb.map_or(Operation::Unknown, Operation::of_verb);
@@ -603,79 +674,62 @@ pub fn extract_with(tool: &Value, side: &SideNames) -> ToolFacts {
             operation = op;
         }
     }
+    operation
+}
 
-    // Sentences that send the reader to another tool ("to erase it, use delete_issue
-    // instead") describe that tool, not this one.
-    let is_sibling = |i: &usize| {
-        let s = &side.names()[*i];
-        *s != name && s.len() > 2
-    };
-    let own_text = sentences
+/// Whether the side's name number `i` is another tool's (and long enough to mean one).
+fn is_sibling(side: &SideNames, name: &str, i: usize) -> bool {
+    let s = &side.names()[i];
+    s != name && s.len() > 2
+}
+
+/// The description without the sentences that send the reader to another tool ("to erase it,
+/// use delete_issue instead"): those describe that tool, not this one.
+fn own_text(sentences: &[String], side: &SideNames, name: &str) -> String {
+    sentences
         .iter()
         .filter(|s| {
             !(text::contrast_cue().is_match(s)
-                && side.mentioned_in(&s.to_lowercase()).iter().any(is_sibling))
+                && side
+                    .mentioned_in(&s.to_lowercase())
+                    .iter()
+                    .any(|i| is_sibling(side, name, *i)))
         })
         .cloned()
         .collect::<Vec<_>>()
-        .join(" ");
-    let cues = Cues {
-        usage: first_match(text::usage_cue(), &clean),
-        contrast: first_match(text::contrast_cue(), &clean),
-        read_only: first_match(text::read_only_cue(), &clean),
-        destructive: first_match(text::destructive_cue(), &own_text),
-        idempotent: first_match(text::idempotent_cue(), &clean),
-        limit: first_behaviour_match(text::limit_cue(), &clean, &name_tokens),
-        pagination: first_behaviour_match(text::pagination_cue(), &clean, &name_tokens),
-        auth: first_behaviour_match(text::auth_cue(), &clean, &name_tokens),
-        side_effect: first_behaviour_match(text::side_effect_cue(), &clean, &name_tokens),
-        error: first_match(text::error_cue(), &clean),
-        cost: first_behaviour_match(text::cost_cue(), &clean, &name_tokens),
-        returns: first_match(text::return_cue(), &clean),
-        example: first_match(text::example_cue(), &clean),
-    };
+        .join(" ")
+}
 
-    let lower = clean.to_lowercase();
-    let mentioned_siblings: Vec<String> = side
-        .mentioned_in(&lower)
-        .into_iter()
-        .filter(is_sibling)
-        .map(|i| side.names()[i].clone())
-        .collect();
-    let mentioned_params: Vec<String> = params
+fn cues_of(clean: &str, own_text: &str, name_tokens: &[String]) -> Cues {
+    Cues {
+        usage: first_match(text::usage_cue(), clean),
+        contrast: first_match(text::contrast_cue(), clean),
+        read_only: first_match(text::read_only_cue(), clean),
+        destructive: first_match(text::destructive_cue(), own_text),
+        idempotent: first_match(text::idempotent_cue(), clean),
+        limit: first_behaviour_match(text::limit_cue(), clean, name_tokens),
+        pagination: first_behaviour_match(text::pagination_cue(), clean, name_tokens),
+        auth: first_behaviour_match(text::auth_cue(), clean, name_tokens),
+        side_effect: first_behaviour_match(text::side_effect_cue(), clean, name_tokens),
+        error: first_match(text::error_cue(), clean),
+        cost: first_behaviour_match(text::cost_cue(), clean, name_tokens),
+        returns: first_match(text::return_cue(), clean),
+        example: first_match(text::example_cue(), clean),
+    }
+}
+
+/// The parameters the (lower-cased) description names, as written or as spaced words.
+fn mentioned_params(params: &[ParamFacts], lower: &str) -> Vec<String> {
+    params
         .iter()
         .filter(|p| {
-            contains_identifier(&lower, &p.name) || {
+            contains_identifier(lower, &p.name) || {
                 let spaced = text::name_tokens(&p.name).join(" ");
                 spaced.contains(' ') && lower.contains(&spaced)
             }
         })
         .map(|p| p.name.clone())
-        .collect();
-
-    ToolFacts {
-        name,
-        title,
-        description,
-        clean,
-        clean_words,
-        sentences,
-        name_tokens,
-        params,
-        input_schema_is_object,
-        has_required_list,
-        additional_properties_false,
-        annotations,
-        output,
-        operation,
-        cues,
-        injections,
-        invisible,
-        mentioned_siblings,
-        mentioned_params,
-        own_text,
-        definition_bytes: serde_json::to_string(tool).map_or(0, |s| s.len()),
-    }
+        .collect()
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub use scorecard::Scorecard;
 
 /// Version of the rules; any change that can move a finding or a score bumps it, and reports
 /// are comparable only within one version.
-pub const RULES_VERSION: &str = "tdqs-gate-lint/2";
+pub(crate) const RULES_VERSION: &str = "tdqs-gate-lint/2";
 
 /// The result of linting one side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,7 +154,7 @@ pub fn should_fail(report: &LintReport, fail_on: FailOn, fail_under: Option<f64>
 /// A tool whose text speaks to whoever grades it, or imitates the grading prompt's structure
 /// (its `<input-schema>`-style blocks, its CONTEXT SIGNALS list, its answer's JSON).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JudgeDirectedText {
+pub(crate) struct JudgeDirectedText {
     pub tool: String,
     /// The matched words, as written (at most 80 characters).
     pub evidence: String,
@@ -165,7 +165,7 @@ pub struct JudgeDirectedText {
 /// The definitions are pasted into a model judge's prompt, so such text can steer the score it
 /// is meant to be graded by. The prompt text is fixed by the pinned specification; the gate can
 /// only detect and report it (the static judge also lowers the score: TDQS-M005).
-pub fn judge_directed_text(tools: &[Value]) -> Vec<JudgeDirectedText> {
+pub(crate) fn judge_directed_text(tools: &[Value]) -> Vec<JudgeDirectedText> {
     fn first_hit(value: &Value) -> Option<String> {
         match value {
             Value::String(s) => text::judge_cue().find(s).map(|m| {

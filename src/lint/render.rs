@@ -13,7 +13,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// The one-line summary that ends every text rendering.
-pub fn summary_line(report: &LintReport) -> String {
+pub(crate) fn summary_line(report: &LintReport) -> String {
     let (e, w, i) = report.counts();
     let mut line = format!(
         "{} · {}, {}, {} · average score {}/100",

@@ -314,7 +314,7 @@ impl Collector {
 }
 
 /// A name prefix shared by most tools (`git_`, `gitlab_`): a namespace, not a subject.
-pub fn namespace_prefix(facts: &[ToolFacts]) -> Option<String> {
+pub(crate) fn namespace_prefix(facts: &[ToolFacts]) -> Option<String> {
     if facts.len() < 3 {
         return None;
     }
@@ -370,7 +370,7 @@ pub(super) fn name_key(name: &str) -> Vec<String> {
 }
 
 /// The subject words a name promises that its description never mentions.
-pub fn unmentioned_subjects(f: &ToolFacts, namespace: Option<&str>) -> Vec<String> {
+pub(crate) fn unmentioned_subjects(f: &ToolFacts, namespace: Option<&str>) -> Vec<String> {
     let mut text_words = f.clean_words.clone();
     if let Some(title) = &f.title {
         text_words.extend(text::words(title));
@@ -943,7 +943,7 @@ fn check_budget(c: &mut Collector, f: &ToolFacts) {
 }
 
 /// The first sentence that describes the tool itself.
-pub fn first_own_sentence(f: &ToolFacts) -> &str {
+pub(crate) fn first_own_sentence(f: &ToolFacts) -> &str {
     f.sentences
         .iter()
         .find(|s| f.own_text.contains(s.as_str()))
@@ -962,7 +962,7 @@ fn regex_list_values() -> &'static regex::Regex {
 
 /// Runs every check over one side's tools. Findings come out in a fixed order: server-wide
 /// first, then per tool in listing order, each in catalogue order.
-pub fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Finding> {
+pub(crate) fn check_all(tools: &[serde_json::Value], facts: &[ToolFacts]) -> Vec<Finding> {
     let mut c = Collector {
         findings: Vec::new(),
     };

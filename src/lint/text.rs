@@ -13,7 +13,7 @@ pub use tdqs_core::overlap::{
 };
 
 /// Verbs that open a tool's name or description; their third-person forms are recognised too.
-pub const VERBS: &[&str] = &[
+pub(crate) const VERBS: &[&str] = &[
     "accept",
     "activate",
     "add",
@@ -251,7 +251,7 @@ pub const VERBS: &[&str] = &[
 ];
 
 /// Name words that say nothing about what a tool acts on.
-pub const GENERIC_NAME_WORDS: &[&str] = &[
+pub(crate) const GENERIC_NAME_WORDS: &[&str] = &[
     "action",
     "api",
     "call",
@@ -303,7 +303,7 @@ pub const GENERIC_NAME_WORDS: &[&str] = &[
 ];
 
 /// Short forms that count as a mention of their long forms and the other way round.
-pub const ABBREVIATIONS: &[(&str, &[&str])] = &[
+pub(crate) const ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("admin", &["administrator", "administration"]),
     ("app", &["application"]),
     ("arg", &["argument"]),
@@ -355,7 +355,7 @@ pub const ABBREVIATIONS: &[(&str, &[&str])] = &[
 ];
 
 /// A light stem: enough to equate `invite` and `invitation`, `configure` and `configuration`.
-pub fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     for suffix in [
         "ations", "ation", "ions", "ion", "ings", "ing", "ers", "er", "es", "ed", "e", "s",
     ] {
@@ -369,7 +369,7 @@ pub fn stem(word: &str) -> String {
 }
 
 /// The base verb of a word, if it is one of [`VERBS`] or its third-person / -ing / -ed form.
-pub fn verb_base(word: &str) -> Option<&'static str> {
+pub(crate) fn verb_base(word: &str) -> Option<&'static str> {
     let w = word.to_lowercase();
     let candidates = [
         Some(w.clone()),
@@ -387,13 +387,13 @@ pub fn verb_base(word: &str) -> Option<&'static str> {
         .find_map(|c| VERBS.iter().copied().find(|v| *v == c))
 }
 
-pub fn is_generic_name_word(word: &str) -> bool {
+pub(crate) fn is_generic_name_word(word: &str) -> bool {
     GENERIC_NAME_WORDS.contains(&word) || (verb_base(word).is_some() && word.len() <= 4)
 }
 
 /// True when `token` (from a name) is mentioned by any of `text_words`: equal, singular-equal,
 /// a prefix either way for words long enough to be meaningful, or an abbreviation pair.
-pub fn mentions(token: &str, text_words: &[String]) -> bool {
+pub(crate) fn mentions(token: &str, text_words: &[String]) -> bool {
     let t = singular(token);
     let ts = stem(&t);
     text_words.iter().any(|w| {
@@ -417,7 +417,7 @@ fn abbreviation_match(a: &str, b: &str) -> bool {
 
 /// Splits a description into sentences (at `.`, `!`, `?` followed by space or end, and at
 /// blank lines), trimmed and non-empty.
-pub fn sentences(text: &str) -> Vec<String> {
+pub(crate) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let chars: Vec<char> = text.chars().collect();
@@ -454,7 +454,7 @@ fn ends_with_abbreviation(current: &str) -> bool {
 }
 
 /// Collapses runs of whitespace to one space and trims.
-pub fn normalize_space(text: &str) -> String {
+pub(crate) fn normalize_space(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -465,7 +465,7 @@ pub fn bare(text: &str) -> String {
 }
 
 /// Characters that render as nothing or reorder text: a reader cannot see what the model reads.
-pub fn is_invisible_or_bidi(ch: char) -> bool {
+pub(crate) fn is_invisible_or_bidi(ch: char) -> bool {
     matches!(ch as u32,
         0x00AD | 0x061C | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064
         | 0x2066..=0x2069 | 0xFEFF | 0xE0000..=0xE007F)
@@ -593,7 +593,7 @@ cue!(
 );
 
 /// Words that describe reading rather than changing.
-pub const READ_VERBS: &[&str] = &[
+pub(crate) const READ_VERBS: &[&str] = &[
     "get",
     "list",
     "search",
@@ -643,7 +643,7 @@ pub const READ_VERBS: &[&str] = &[
 /// (`open_nodes`, `generate_typescript_types`, `trigger-long-running-operation`,
 /// `retrieve-a-comment`) is in [`AMBIGUOUS_VERBS`] instead, so a read-only hint on such a tool is
 /// never called a contradiction.
-pub const CREATE_VERBS: &[&str] = &[
+pub(crate) const CREATE_VERBS: &[&str] = &[
     "add",
     "create",
     "insert",
@@ -668,7 +668,7 @@ pub const CREATE_VERBS: &[&str] = &[
     "provision",
 ];
 /// Verbs that change existing things.
-pub const UPDATE_VERBS: &[&str] = &[
+pub(crate) const UPDATE_VERBS: &[&str] = &[
     "update",
     "edit",
     "modify",
@@ -733,12 +733,12 @@ pub const UPDATE_VERBS: &[&str] = &[
 /// Verbs whose effect depends on the tool: they open names of read-only tools as often as of
 /// writing ones (`open_nodes` reads nodes, `resolve-library-id` looks an id up,
 /// `execute_sql` may only select). They classify nothing, so no rule asserts what they do.
-pub const AMBIGUOUS_VERBS: &[&str] = &[
+pub(crate) const AMBIGUOUS_VERBS: &[&str] = &[
     "open", "generate", "start", "launch", "trigger", "run", "execute", "invoke", "comment",
     "record", "log", "resolve", "play", "process", "handle", "apply", "call", "test",
 ];
 /// Verbs that destroy.
-pub const DELETE_VERBS: &[&str] = &[
+pub(crate) const DELETE_VERBS: &[&str] = &[
     "delete",
     "remove",
     "destroy",

@@ -8,7 +8,11 @@ use std::path::Path;
 /// permissions of the result (temporary files are created 0600); `None` keeps them private.
 ///
 /// The folder must exist. On failure the temporary file is removed and `path` is untouched.
-pub fn write_atomically(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+pub(crate) fn write_atomically(
+    path: &Path,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),

@@ -13,68 +13,18 @@
 //!   [`tdqs_core::redact`], so that text a server or judge prints (stderr tails, tool texts in
 //!   reports, error messages) never carries them, whichever way the server got hold of them.
 
-/// Exact names of credentials the gate may hold (CI tokens, judge keys, cloud keys).
-const KNOWN_CREDENTIALS: [&str; 12] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "NPM_TOKEN",
-];
+use tdqs_core::redact::NameContext;
 
-/// Words that make a variable name a credential's: `X_TOKEN`, `MY_API_KEY`, `DB_PASSWORD`.
-const CREDENTIAL_WORDS: [&str; 13] = [
-    "TOKEN",
-    "SECRET",
-    "SECRETS",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "KEY",
-    "APIKEY",
-    "CREDENTIAL",
-    "CREDENTIALS",
-    "PAT",
-    "PRIVATE",
-    "COOKIE",
-];
-
-/// Name endings whose values are locations or settings, not secrets (`SSH_AUTH_SOCK`,
-/// `GPG_KEY_FILE`, `TOKEN_URL`): masking them would garble paths in every message.
-const NOT_SECRET_SUFFIXES: [&str; 6] = ["_SOCK", "_FILE", "_PATH", "_DIR", "_URL", "_ID"];
-
-/// Whether the variable `name` holds a credential, by the rule documented in docs/security.md:
-/// a known credential name; any name containing `PASSWORD`, `SECRET` or `TOKEN`, or ending in
-/// `KEY`; any name with one of `CREDENTIAL_WORDS` as an `_`-separated word; all `AWS_*` names
-/// that are not plainly settings — except names ending in a location-like suffix
-/// (`_SOCK`, `_FILE`, `_PATH`, `_DIR`, `_URL`, `_ID`; `AWS_ACCESS_KEY_ID` is masked anyway).
-pub fn is_credential_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    if KNOWN_CREDENTIALS.contains(&upper.as_str()) {
-        return true;
-    }
-    if NOT_SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s)) {
-        return false;
-    }
-    upper.contains("PASSWORD")
-        || upper.contains("SECRET")
-        || upper.contains("TOKEN")
-        || upper.ends_with("KEY")
-        || upper
-            .split('_')
-            .any(|word| CREDENTIAL_WORDS.contains(&word))
+/// Whether the variable `name` of the gate's own environment holds a credential: the one rule
+/// of [`tdqs_core::redact::is_credential_name`], in its [`NameContext::GateEnv`] form (names of
+/// locations and identifiers such as `SSH_AUTH_SOCK` are left alone). See docs/security.md.
+pub(crate) fn is_credential_name(name: &str) -> bool {
+    tdqs_core::redact::is_credential_name(name, NameContext::GateEnv)
 }
 
 /// Registers the value of every credential variable in the gate's environment for masking.
 /// Returns the names registered (never the values).
-pub fn register_environment_credentials() -> Vec<String> {
+pub(crate) fn register_environment_credentials() -> Vec<String> {
     let mut names = Vec::new();
     for (name, value) in std::env::vars_os() {
         let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
@@ -90,7 +40,7 @@ pub fn register_environment_credentials() -> Vec<String> {
 }
 
 /// The defences of this module, in the order they must happen: before any thread or child.
-pub fn at_start() {
+pub(crate) fn at_start() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: prctl with integer arguments only changes flags of this process.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 /// Installs rustls' ring provider for the whole process. reqwest is built without a provider of
 /// its own, so this must run before the first client is built; installing twice is harmless.
-pub fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     // An `Err` only means a provider is already installed, which is all we need.
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

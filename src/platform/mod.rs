@@ -1,13 +1,15 @@
 //! What the engine asks of the operating system, written once: process-wide defences set up
 //! before any child starts ([`harden`]), proof that a leftover folder is the gate's own
 //! ([`ownership`]), files that appear whole ([`atomic`]) and are opened only when regular
-//! ([`safe_file`]), finding a program on a `PATH` ([`path_search`]) and HTTP clients
-//! ([`http_client`]).
+//! ([`safe_file`]), finding a program on a `PATH` ([`path_search`]), HTTP clients
+//! ([`http_client`]) and child processes in their own process group, stopped TERM → grace → KILL
+//! with their pipes drained ([`process`]).
 
 pub mod atomic;
 pub mod harden;
 pub mod http_client;
 pub mod ownership;
 pub mod path_search;
+pub mod process;
 pub mod procfs;
 pub mod safe_file;

@@ -142,13 +142,13 @@ fn lock_exclusive(_file: &File, creating: bool) -> io::Result<()> {
 /// Holds an exclusive `flock` on a folder itself (no file is created, so nothing is left
 /// behind), blocking until it is free. Serialises the few steps two gates must not interleave.
 #[derive(Debug)]
-pub struct FolderLock {
+pub(crate) struct FolderLock {
     _file: Option<File>,
 }
 
 /// Locks `dir` exclusively, waiting for other holders. Failing to lock (a platform or file
 /// system without `flock`) returns an unlocked guard: the steps then run as before.
-pub fn lock_folder(dir: &Path) -> FolderLock {
+pub(crate) fn lock_folder(dir: &Path) -> FolderLock {
     #[cfg(unix)]
     {
         use std::os::unix::io::AsRawFd;
@@ -175,14 +175,14 @@ pub fn lock_folder(dir: &Path) -> FolderLock {
 
 /// A process found by [`processes_inside`]: its pid and command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FoundProcess {
+pub(crate) struct FoundProcess {
     pub pid: u32,
     pub command: String,
 }
 
 /// Processes whose working directory is `dir` or inside it, or with an environment variable
 /// pointing there (a temporary `HOME`) (Linux: read from `/proc`; other systems: none found). Used to report, never to kill, what an earlier run left running.
-pub fn processes_inside(dir: &Path) -> Vec<FoundProcess> {
+pub(crate) fn processes_inside(dir: &Path) -> Vec<FoundProcess> {
     #[cfg(target_os = "linux")]
     {
         let mut found = Vec::new();
@@ -223,7 +223,7 @@ pub fn processes_inside(dir: &Path) -> Vec<FoundProcess> {
 }
 
 /// The command line of `pid` (arguments joined by spaces, secrets masked), or `?`.
-pub fn command_line(pid: u32) -> String {
+pub(crate) fn command_line(pid: u32) -> String {
     let text = fs::read(format!("/proc/{pid}/cmdline"))
         .map(|bytes| {
             bytes
@@ -243,7 +243,7 @@ pub fn command_line(pid: u32) -> String {
 }
 
 /// `pid 123 (node server.js), pid 456 (sleep 60)`.
-pub fn describe_processes(found: &[FoundProcess]) -> String {
+pub(crate) fn describe_processes(found: &[FoundProcess]) -> String {
     found
         .iter()
         .map(|p| format!("pid {} ({})", p.pid, p.command))
@@ -253,7 +253,8 @@ pub fn describe_processes(found: &[FoundProcess]) -> String {
 
 /// Prefixes of the temporary folders the gate creates next to its worktrees: a server's
 /// temporary home and a Claude Code judge call's scratch folder.
-pub const TEMP_FOLDER_PREFIXES: [&str; 3] = ["tdqs-gate-home-", "tdqs-judge-", "tdqs-gate-copy-"];
+pub(crate) const TEMP_FOLDER_PREFIXES: [&str; 3] =
+    ["tdqs-gate-home-", "tdqs-judge-", "tdqs-gate-copy-"];
 
 fn kept_claims() -> &'static std::sync::Mutex<Vec<Claim>> {
     static KEPT: std::sync::OnceLock<std::sync::Mutex<Vec<Claim>>> = std::sync::OnceLock::new();
@@ -263,7 +264,7 @@ fn kept_claims() -> &'static std::sync::Mutex<Vec<Claim>> {
 /// Marks `dir` as this run's and keeps the lock until the process ends (for the few folders,
 /// one per side, whose owner cannot hold a [`Claim`] itself). A failure is ignored: the folder
 /// is then simply never removed by a later run.
-pub fn claim_for_process(dir: &Path) {
+pub(crate) fn claim_for_process(dir: &Path) {
     if let Ok(claim) = claim(dir, "") {
         kept_claims()
             .lock()

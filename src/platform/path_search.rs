@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// What an empty `PATH` entry means.
 #[derive(Debug, Clone, Copy)]
-pub enum EmptyEntry<'a> {
+pub(crate) enum EmptyEntry<'a> {
     /// The given folder, as for `execvp` (the server's working directory).
     Means(&'a Path),
     /// Nothing: skipped.
@@ -14,7 +14,7 @@ pub enum EmptyEntry<'a> {
 
 /// The first executable regular file named `name` (or `name` plus one of `suffixes`, tried in
 /// order) in the folders of `path_var`. Relative entries are taken from `base` when given.
-pub fn find_on_path(
+pub(crate) fn find_on_path(
     name: &OsStr,
     path_var: &OsStr,
     empty: EmptyEntry<'_>,
@@ -46,7 +46,7 @@ pub fn find_on_path(
 }
 
 /// True for a regular file (after links) that someone may execute.
-pub fn is_executable_file(path: &Path) -> bool {
+pub(crate) fn is_executable_file(path: &Path) -> bool {
     let Ok(meta) = std::fs::metadata(path) else {
         return false;
     };

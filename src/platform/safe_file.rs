@@ -7,14 +7,14 @@ use std::path::Path;
 
 /// Whether a symbolic link as the last path component is followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Links {
+pub(crate) enum Links {
     Follow,
     Refuse,
 }
 
 /// Why a file was not read.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     NotFound,
     /// A symbolic link where [`Links::Refuse`] was asked.
     Symlink,
@@ -59,7 +59,7 @@ fn kind_of(meta: &std::fs::Metadata) -> &'static str {
 /// Reads the regular file at `path`, at most `limit` bytes (more is an error). Opening never
 /// blocks: the file is opened non-blocking and its type checked on the open descriptor, so a
 /// FIFO swapped in between a check and the open is still refused.
-pub fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, ReadError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]

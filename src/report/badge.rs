@@ -6,7 +6,7 @@ use serde_json::Value;
 use tdqs_core::error::{Error, Stage};
 
 /// Refuses, before anything runs, a badge path whose folder does not exist or that is a folder.
-pub fn check_path(path: &Path) -> Result<(), Error> {
+pub(crate) fn check_path(path: &Path) -> Result<(), Error> {
     if path.is_dir() {
         return Err(
             Error::usage(format!("--badge {} is a folder", path.display()))

@@ -14,7 +14,7 @@ use tdqs_core::report::{Report, REPORT_JSON, REPORT_MARKDOWN};
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so a reader
 /// sees the old file or the new one, never half of one.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -40,7 +40,7 @@ pub struct Written {
 }
 
 /// Serialises a report as the committed schema describes it, with secrets masked.
-pub fn to_json(report: &Report) -> Result<String, Error> {
+pub(crate) fn to_json(report: &Report) -> Result<String, Error> {
     let text = serde_json::to_string_pretty(report)
         .map_err(|e| Error::internal(format!("cannot serialise the report: {e}")))?;
     Ok(redact(&text) + "\n")
@@ -49,7 +49,7 @@ pub fn to_json(report: &Report) -> Result<String, Error> {
 /// Refuses a report folder that is, or passes through, a symbolic link: a link committed by a
 /// pull request (`.tool-definition-score -> /somewhere`) must not redirect the gate's writes.
 /// Checked: the folder itself and, for a relative path, each folder on the way to it.
-pub fn check_report_dir(dir: &Path) -> Result<(), Error> {
+pub(crate) fn check_report_dir(dir: &Path) -> Result<(), Error> {
     let mut on_the_way: Vec<PathBuf> = vec![dir.to_path_buf()];
     if dir.is_relative() {
         on_the_way.extend(dir.ancestors().skip(1).map(Path::to_path_buf));
@@ -88,7 +88,7 @@ pub fn check_report_dir(dir: &Path) -> Result<(), Error> {
 
 /// Removes the report files in `dir` (best effort): after a run that could not write its own
 /// report, no earlier report may stand in for it.
-pub fn remove_stale(dir: &Path) {
+pub(crate) fn remove_stale(dir: &Path) {
     if check_report_dir(dir).is_err() {
         return;
     }
@@ -129,7 +129,7 @@ fn staged(dir: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
 /// `tool-definition-score.html` into `dir`, as a set: all are staged in full first, then moved
 /// into place; if any cannot be written, no report file is left (an older set is removed too),
 /// so the files never disagree with each other or with the exit code.
-pub fn write_report(dir: &Path, report: &Report) -> Result<Written, Error> {
+pub(crate) fn write_report(dir: &Path, report: &Report) -> Result<Written, Error> {
     let result = write_pair(dir, report);
     if result.is_err() {
         remove_stale(dir);
@@ -231,7 +231,7 @@ fn append(path: &Path, text: &str) -> Result<(), Error> {
 
 /// In GitHub Actions: appends the summary to `$GITHUB_STEP_SUMMARY` and writes `decision`,
 /// `scored` and `report` to `$GITHUB_OUTPUT`. Does nothing where those variables are unset.
-pub fn github_outputs(report: &Report, written: Option<&Written>) -> Result<(), Error> {
+pub(crate) fn github_outputs(report: &Report, written: Option<&Written>) -> Result<(), Error> {
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
         let text = match written {
             Some(w) => w.markdown_text.clone(),

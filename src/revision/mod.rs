@@ -154,7 +154,7 @@ impl std::fmt::Debug for Repo {
 /// [`take_cleanup_failures`]): the leftover does not affect this run's worktrees.
 /// Whether `dir` (default: the current directory) is inside a git repository at all. Commands
 /// that can work on a plain folder (`export`, `lint`) ask this before [`open`].
-pub fn in_repository(dir: Option<&Path>) -> bool {
+pub(crate) fn in_repository(dir: Option<&Path>) -> bool {
     let start = match dir {
         Some(dir) => dir.to_path_buf(),
         None => match std::env::current_dir() {

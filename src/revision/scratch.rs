@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use tdqs_core::error::{Error, Result, Stage};
 
 /// The prefix of scratch copy folders in the temporary directory.
-pub const PREFIX: &str = "tdqs-gate-copy-";
+pub(crate) const PREFIX: &str = "tdqs-gate-copy-";
 
 /// A copy of a working tree, removed when dropped.
 #[derive(Debug)]
@@ -51,7 +51,7 @@ impl ScratchCopy {
 
 /// Lists the files to copy from the working tree at `workdir`, relative to it: tracked files
 /// still present, and untracked files that are not ignored.
-pub fn files_to_copy(workdir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn files_to_copy(workdir: &Path) -> Result<Vec<PathBuf>> {
     let fail = |e: git2::Error| {
         Error::new(
             Stage::Revision,
@@ -94,7 +94,7 @@ pub fn files_to_copy(workdir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Copies the working tree at `workdir` into a new scratch folder.
-pub fn copy_working_tree(workdir: &Path) -> Result<ScratchCopy> {
+pub(crate) fn copy_working_tree(workdir: &Path) -> Result<ScratchCopy> {
     let files = files_to_copy(workdir)?;
     let io_fail = |what: String, e: std::io::Error| {
         Error::io(Stage::Export, what, e).with_advice(

@@ -105,7 +105,7 @@ impl Progress for NoProgress {
 }
 
 /// Asks questions and turns answers into scored sides.
-pub struct Scorer {
+pub(crate) struct Scorer {
     pub judge: Arc<dyn Judge>,
     pub weights: Weights,
     /// Extra attempts after the first for an unreadable answer or a failed call.
@@ -124,7 +124,7 @@ pub struct Scorer {
 
 /// Answers kept across pairs when the judge is deterministic.
 #[derive(Default)]
-pub struct AnswerMemo(Mutex<HashMap<String, Answer>>);
+pub(crate) struct AnswerMemo(Mutex<HashMap<String, Answer>>);
 
 #[derive(Clone)]
 enum Answer {

@@ -23,10 +23,10 @@ use tdqs_core::spec::render::check_templates;
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A README larger than this is not the specification (v1.3 is about 62 kB).
-pub const MAX_README_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_README_BYTES: usize = 4 * 1024 * 1024;
 
 /// The directory under the cache root that holds the READMEs.
-pub const CACHE_SUBDIR: &str = "tdqs-gate";
+pub(crate) const CACHE_SUBDIR: &str = "tdqs-gate";
 
 /// How to find the prompts.
 #[derive(Debug, Clone, Default)]
@@ -148,7 +148,7 @@ pub async fn load_prompts(pins: &Pins, options: &FetchOptions) -> Result<LoadedP
 
 /// Extracts the four prompts from README text and checks each against the pinned hash.
 /// `origin` (a URL or a path) names the text in messages.
-pub fn verify_readme(text: &str, pins: &Pins, origin: &str) -> Result<Prompts, Error> {
+pub(crate) fn verify_readme(text: &str, pins: &Pins, origin: &str) -> Result<Prompts, Error> {
     let prompts = extract_prompts(text).map_err(|err| {
         Error::new(
             Stage::Spec,
@@ -201,7 +201,7 @@ pub fn cache_root(explicit: Option<&Path>) -> Result<PathBuf, Error> {
 }
 
 /// [`cache_root`] with the environment and home directory passed in.
-pub fn cache_root_with(
+pub(crate) fn cache_root_with(
     explicit: Option<&Path>,
     env: impl Fn(&str) -> Option<OsString>,
     home: impl FnOnce() -> Option<PathBuf>,

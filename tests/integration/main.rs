@@ -19,6 +19,7 @@ mod issue_17_monorepo;
 mod launch;
 mod lint;
 mod loopback;
+mod process_runner;
 mod real_servers;
 mod revision;
 mod security;

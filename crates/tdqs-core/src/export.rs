@@ -3,6 +3,7 @@
 //! `--head-export` read it back).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -123,4 +124,61 @@ pub struct RawListing {
     pub tools: Vec<Value>,
     /// Non-fatal observations (junk lines on stdout, an empty cursor, an unknown version).
     pub warnings: Vec<String>,
+}
+
+/// Bounds on a server's behaviour; every one exceeded is INVALID.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportLimits {
+    /// From spawn to the end of the handshake (cold `npx` / `uvx` starts are slow).
+    pub startup_timeout: Duration,
+    /// For each later request (`tools/list` page).
+    pub request_timeout: Duration,
+    /// For each setup command.
+    pub setup_timeout: Duration,
+    /// Longest accepted stdout line (one JSON-RPC message).
+    pub max_message_bytes: usize,
+    /// Most bytes read from the server's stdout over the whole listing (every page, and lines
+    /// that are not messages): bounds the memory a side can take.
+    pub max_listing_bytes: usize,
+    pub max_pages: usize,
+    pub max_tools: usize,
+    /// Bytes of server stderr kept for error messages.
+    pub stderr_tail_bytes: usize,
+    /// After closing stdin, how long to wait before TERM, and after TERM before KILL.
+    pub shutdown_grace: Duration,
+}
+
+/// Default of `--max-message-bytes` / `max-message-bytes`: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Default of `--max-listing-bytes` / `max-listing-bytes`: 32 MiB.
+pub const DEFAULT_MAX_LISTING_BYTES: usize = 32 * 1024 * 1024;
+/// The largest value either size limit accepts: 1 GiB.
+pub const MAX_SIZE_LIMIT: usize = 1024 * 1024 * 1024;
+/// The smallest value either size limit accepts: 1 KiB.
+pub const MIN_SIZE_LIMIT: usize = 1024;
+
+/// A size limit in bytes, from 1 KiB to 1 GiB.
+pub fn parse_size_limit(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (MIN_SIZE_LIMIT..=MAX_SIZE_LIMIT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a number of bytes from {MIN_SIZE_LIMIT} (1 KiB) to {MAX_SIZE_LIMIT} (1 GiB)"
+        )),
+    }
+}
+
+impl Default for ExportLimits {
+    fn default() -> Self {
+        ExportLimits {
+            startup_timeout: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(60),
+            setup_timeout: Duration::from_secs(600),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_listing_bytes: DEFAULT_MAX_LISTING_BYTES,
+            max_pages: 1000,
+            max_tools: 10_000,
+            stderr_tail_bytes: 64 * 1024,
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
 }

@@ -24,7 +24,7 @@ pub const NETWORK_ENV: &[&str] = &[
 ];
 
 /// Whether `name` is one of the proxy URL variables (whose values may hold credentials).
-pub fn is_proxy_variable(name: &str) -> bool {
+pub(crate) fn is_proxy_variable(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower.ends_with("_proxy") && lower != "no_proxy"
 }

@@ -67,9 +67,330 @@ pub fn redact(text: &str) -> String {
         .redact(text)
 }
 
+/// Where a name that may carry a credential comes from. The rule of [`is_credential_name`] is
+/// the same for every context, with two differences named there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameContext {
+    /// A variable of the gate's own environment; the values of the matching ones are masked in
+    /// everything the gate writes.
+    GateEnv,
+    /// A variable handed to a server or setup command (`[server] env`, a manifest's `env`, a
+    /// `${VAR}` reference, the "reproduce with" line).
+    ServerEnv,
+    /// An option (`--api-key`) or a `NAME=` word typed into `--command`.
+    CommandOption,
+    /// An HTTP header name, or the name of a URL query parameter.
+    Header,
+}
+
+/// Exact names of credentials the gate may hold (CI tokens, judge keys, cloud keys); masked in
+/// every context, exceptions included.
+const KNOWN_CREDENTIALS: [&str; 12] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "NPM_TOKEN",
+];
+
+/// Text that makes a name a credential's wherever it appears in it (`MY_TOKEN`, `DBPASSWORD`,
+/// `X-Auth-Key`, `--access-key`). Checked after `-` became `_`.
+const CREDENTIAL_PARTS: [&str; 12] = [
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "APIKEY",
+    "API_KEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "CREDENTIAL",
+    "COOKIE",
+    "AUTH",
+];
+
+/// Words (between `_` or `-`) that make a name a credential's: too short or too common to match
+/// inside other words (`KEY_ID`, `GH_PAT`, `SIGNING_PRIVATE_PEM`, `SESSION`).
+const CREDENTIAL_WORDS: [&str; 4] = ["KEY", "PAT", "PRIVATE", "SESSION"];
+
+/// Name endings whose values are locations or identifiers, not secrets (`SSH_AUTH_SOCK`,
+/// `GPG_KEY_FILE`, `TOKEN_URL`, `CLIENT_ID`): in the gate's own environment only, masking them
+/// would garble paths in every message.
+const LOCATION_SUFFIXES: [&str; 6] = ["_SOCK", "_FILE", "_PATH", "_DIR", "_URL", "_ID"];
+
+/// Whether `name` (a variable, option, header or query parameter name) carries a credential.
+///
+/// The rule, the same in every [`NameContext`], case-insensitive, with `-` read as `_`: a name
+/// is a credential's when it is one of the known credential names; or contains `TOKEN`,
+/// `SECRET`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `APIKEY`, `API_KEY`, `ACCESS_KEY`,
+/// `PRIVATE_KEY`, `CREDENTIAL`, `COOKIE` or `AUTH`; or ends in `KEY`; or has one of the words
+/// `KEY`, `PAT`, `PRIVATE`, `SESSION`. Two differences by context:
+/// - [`NameContext::Header`]: `KEY` anywhere counts (header names follow no word convention).
+/// - [`NameContext::GateEnv`]: a name ending in `_SOCK`, `_FILE`, `_PATH`, `_DIR`, `_URL` or
+///   `_ID` is a location or identifier and does not count, unless it is a known credential name
+///   (`AWS_ACCESS_KEY_ID`). The gate masks the *values* of its own credential variables in all
+///   it writes, and a path masked there would garble every message; elsewhere the value of such
+///   a name only reaches the child, so there it is masked.
+///
+/// This is the union of the rules each caller used before, so every caller masks at least what
+/// it masked before (see docs/security.md).
+pub fn is_credential_name(name: &str, context: NameContext) -> bool {
+    let upper = name.to_ascii_uppercase();
+    if KNOWN_CREDENTIALS.contains(&upper.as_str()) {
+        return true;
+    }
+    // Checked on the name as written: `X_TOKEN-FILE` does not end in `_FILE`.
+    if context == NameContext::GateEnv && LOCATION_SUFFIXES.iter().any(|s| upper.ends_with(s)) {
+        return false;
+    }
+    let words = upper.replace('-', "_");
+    CREDENTIAL_PARTS.iter().any(|part| words.contains(part))
+        || words.ends_with("KEY")
+        || words
+            .split('_')
+            .any(|word| CREDENTIAL_WORDS.contains(&word))
+        || (context == NameContext::Header && words.contains("KEY"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use NameContext::{CommandOption, GateEnv, Header, ServerEnv};
+
+    /// Name, then masked? in GateEnv, ServerEnv, CommandOption, Header.
+    const TABLE: &[(&str, [bool; 4])] = &[
+        // Known credentials: masked everywhere, location suffix or not.
+        ("GITHUB_TOKEN", [true, true, true, true]),
+        ("AWS_SECRET_ACCESS_KEY", [true, true, true, true]),
+        ("AWS_ACCESS_KEY_ID", [true, true, true, true]),
+        ("ANTHROPIC_API_KEY", [true, true, true, true]),
+        // Parts anywhere, ending in KEY, credential words.
+        ("DB_PASSWORD", [true, true, true, true]),
+        ("MYSQL_ROOT_PASSWD", [true, true, true, true]),
+        ("STRIPE_SECRET", [true, true, true, true]),
+        ("HF_APITOKEN", [true, true, true, true]),
+        ("npm_config__authToken", [true, true, true, true]),
+        ("SIGNING_PRIVATE_PEM", [true, true, true, true]),
+        ("GH_PAT", [true, true, true, true]),
+        ("SESSION", [true, true, true, true]),
+        ("MONKEY", [true, true, true, true]),
+        ("AUTH", [true, true, true, true]),
+        ("access-token", [true, true, true, true]),
+        ("--api-key", [true, true, true, true]),
+        ("--key-file", [true, true, true, true]),
+        // Headers and query parameters.
+        ("Authorization", [true, true, true, true]),
+        ("Proxy-Authorization", [true, true, true, true]),
+        ("Cookie", [true, true, true, true]),
+        ("X-Api-Key", [true, true, true, true]),
+        ("api_key", [true, true, true, true]),
+        ("X-Keyid", [false, false, false, true]),
+        ("KEYBOARD_LAYOUT", [false, false, false, true]),
+        // Location and identifier suffixes: only the gate's own environment leaves them alone.
+        ("SSH_AUTH_SOCK", [false, true, true, true]),
+        ("SESSION_ID", [false, true, true, true]),
+        ("CLIENT_ID", [false, false, false, false]),
+        ("PASSWORD_FILE", [false, true, true, true]),
+        ("API_URL", [false, false, false, false]),
+        ("TOKEN_URL", [false, true, true, true]),
+        ("GPG_KEY_FILE", [false, true, true, true]),
+        (
+            "GOOGLE_APPLICATION_CREDENTIALS_FILE",
+            [false, true, true, true],
+        ),
+        ("X_TOKEN-FILE", [true, true, true, true]),
+        // Ordinary names.
+        ("PATH", [false, false, false, false]),
+        ("HOME", [false, false, false, false]),
+        ("PATHEXT", [false, false, false, false]),
+        ("GITHUB_SHA", [false, false, false, false]),
+        ("RUNNER_TEMP", [false, false, false, false]),
+        ("XDG_CACHE_HOME", [false, false, false, false]),
+        ("--port", [false, false, false, false]),
+        ("Content-Type", [false, false, false, false]),
+        ("", [false, false, false, false]),
+    ];
+
+    #[test]
+    fn issue_11_item_5_one_credential_rule_table() {
+        for (name, expected) in TABLE {
+            for (context, masked) in [GateEnv, ServerEnv, CommandOption, Header]
+                .into_iter()
+                .zip(expected)
+            {
+                assert_eq!(
+                    is_credential_name(name, context),
+                    *masked,
+                    "{name} in {context:?}"
+                );
+            }
+        }
+    }
+
+    // The four rules the merged one replaced, as they were, to prove it masks at least as much
+    // in each caller's context.
+    fn old_gate_env(name: &str) -> bool {
+        const WORDS: [&str; 13] = [
+            "TOKEN",
+            "SECRET",
+            "SECRETS",
+            "PASSWORD",
+            "PASSWD",
+            "PASSPHRASE",
+            "KEY",
+            "APIKEY",
+            "CREDENTIAL",
+            "CREDENTIALS",
+            "PAT",
+            "PRIVATE",
+            "COOKIE",
+        ];
+        const SUFFIXES: [&str; 6] = ["_SOCK", "_FILE", "_PATH", "_DIR", "_URL", "_ID"];
+        let upper = name.to_ascii_uppercase();
+        if KNOWN_CREDENTIALS.contains(&upper.as_str()) {
+            return true;
+        }
+        if SUFFIXES.iter().any(|s| upper.ends_with(s)) {
+            return false;
+        }
+        upper.contains("PASSWORD")
+            || upper.contains("SECRET")
+            || upper.contains("TOKEN")
+            || upper.ends_with("KEY")
+            || upper.split('_').any(|word| WORDS.contains(&word))
+    }
+
+    fn old_command_option(name: &str) -> bool {
+        let name = name.trim_start_matches('-').to_ascii_lowercase();
+        const PARTS: [&str; 12] = [
+            "token",
+            "secret",
+            "password",
+            "passwd",
+            "apikey",
+            "api_key",
+            "api-key",
+            "credential",
+            "auth",
+            "private_key",
+            "private-key",
+            "cookie",
+        ];
+        !name.is_empty()
+            && (PARTS.iter().any(|p| name.contains(p))
+                || name.ends_with("key")
+                || name.contains("access_key")
+                || name.contains("access-key"))
+    }
+
+    fn old_server_env(name: &str) -> bool {
+        const WORDS: [&str; 14] = [
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "PASSPHRASE",
+            "KEY",
+            "APIKEY",
+            "CREDENTIAL",
+            "CREDENTIALS",
+            "AUTH",
+            "COOKIE",
+            "SESSION",
+            "PAT",
+            "PRIVATE",
+        ];
+        name.to_ascii_uppercase()
+            .split('_')
+            .any(|word| WORDS.contains(&word))
+    }
+
+    fn old_header(name: &str) -> bool {
+        let name = name.to_ascii_lowercase();
+        name == "authorization"
+            || name == "cookie"
+            || name == "proxy-authorization"
+            || ["key", "token", "secret", "auth", "password"]
+                .iter()
+                .any(|part| name.contains(part))
+    }
+
+    #[test]
+    fn issue_11_item_5_every_caller_masks_at_least_what_it_masked_before() {
+        // Every name of the table, in several spellings, plus names built from every part.
+        let mut names: Vec<String> = TABLE.iter().map(|(n, _)| n.to_string()).collect();
+        let pieces = [
+            "TOKEN",
+            "SECRET",
+            "SECRETS",
+            "PASSWORD",
+            "PASSWD",
+            "PASSPHRASE",
+            "KEY",
+            "APIKEY",
+            "API",
+            "ACCESS",
+            "PRIVATE",
+            "CREDENTIAL",
+            "CREDENTIALS",
+            "COOKIE",
+            "AUTH",
+            "SESSION",
+            "PAT",
+            "MONKEY",
+            "KEYS",
+            "ID",
+            "URL",
+            "FILE",
+            "SOCK",
+            "PATH",
+            "DIR",
+            "X",
+            "MY",
+            "AUTHORIZATION",
+            "SSH",
+            "CLIENT",
+            "GITHUB",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for sep in ["_", "-", ""] {
+                    names.push(format!("{a}{sep}{b}"));
+                    for c in ["ID", "FILE", "URL", "KEY", "X"] {
+                        names.push(format!("{a}{sep}{b}_{c}"));
+                    }
+                }
+            }
+        }
+        let spellings: Vec<String> = names
+            .iter()
+            .flat_map(|n| [n.clone(), n.to_ascii_lowercase(), format!("--{n}")])
+            .collect();
+        for name in &spellings {
+            let name = name.as_str();
+            let cases: [(bool, NameContext); 4] = [
+                (old_gate_env(name), GateEnv),
+                (old_server_env(name), ServerEnv),
+                (old_command_option(name), CommandOption),
+                (old_header(name), Header),
+            ];
+            for (old, context) in cases {
+                assert!(
+                    !old || is_credential_name(name, context),
+                    "{name} was masked in {context:?} before and is not now"
+                );
+            }
+        }
+    }
 
     #[test]
     fn masks_registered_secrets_and_ignores_short_ones() {

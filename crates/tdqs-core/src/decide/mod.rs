@@ -146,7 +146,7 @@ pub struct Decision {
 }
 
 /// The number of pairs the rule requires given the first pair's means.
-pub fn required_pairs(first: PairMeans, rule: ConfirmationRule) -> usize {
+pub(crate) fn required_pairs(first: PairMeans, rule: ConfirmationRule) -> usize {
     if first.head >= first.base {
         rule.initial_pairs
     } else {

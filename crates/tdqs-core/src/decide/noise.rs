@@ -49,7 +49,7 @@ impl Default for NoiseParams {
     }
 }
 /// Variance of the median of three normal draws, relative to one draw's (0.449).
-pub const MEDIAN3_VARIANCE: (i64, i64) = (449, 1000);
+pub(crate) const MEDIAN3_VARIANCE: (i64, i64) = (449, 1000);
 /// The least per-call standard deviation of a noisy tool's TDQS, in tenths (0.1 TDQS). The
 /// reference measured a mean run-to-run difference of 0.10 per tool; three calls that happen to
 /// agree must not make a tool look noiseless.
@@ -218,7 +218,7 @@ fn tolerance(variance: Frac, params: &NoiseParams) -> f64 {
 }
 
 /// The first pair dropped: its exact mean fell, or one tool fell by the guard.
-pub fn first_pair_dropped(first: &PairTools, guard: Tenths) -> bool {
+pub(crate) fn first_pair_dropped(first: &PairTools, guard: Tenths) -> bool {
     let (Some(b), Some(h)) = (
         PairTools::exact_mean(base_of(first)),
         PairTools::exact_mean(head_of(first)),

@@ -35,7 +35,7 @@
 use serde_json::{Map, Number, Value};
 
 /// The canonical bytes of `value` (UTF-8).
-pub fn to_canonical_bytes(value: &Value) -> Vec<u8> {
+pub(crate) fn to_canonical_bytes(value: &Value) -> Vec<u8> {
     to_canonical_string(value).into_bytes()
 }
 
@@ -48,7 +48,7 @@ pub fn to_canonical_string(value: &Value) -> String {
 
 /// `json.dumps(value, indent=2, ensure_ascii=False)`: the pretty form the TDQS prompts show
 /// schemas in. Keys stay in the order received; scalars are written as in the canonical form.
-pub fn to_python_pretty_string(value: &Value) -> String {
+pub(crate) fn to_python_pretty_string(value: &Value) -> String {
     let mut out = String::new();
     write_pretty(&mut out, value, 0);
     out
@@ -94,7 +94,7 @@ fn write_pretty(out: &mut String, value: &Value, depth: usize) {
 }
 
 /// A JSON number as Python writes it.
-pub fn python_number_text(number: &Number) -> String {
+pub(crate) fn python_number_text(number: &Number) -> String {
     let mut out = String::new();
     write_number(&mut out, number);
     out
@@ -182,7 +182,7 @@ fn write_string(out: &mut String, text: &str) {
 
 /// A float as Python's JSON encoder writes it: `repr(float)` for finite values, `Infinity`,
 /// `-Infinity` and `NaN` otherwise (serde_json values never hold the last three).
-pub fn python_json_float(value: f64) -> String {
+pub(crate) fn python_json_float(value: f64) -> String {
     if value.is_nan() {
         "NaN".to_string()
     } else if value.is_infinite() {
@@ -197,7 +197,7 @@ pub fn python_json_float(value: f64) -> String {
 }
 
 /// Python's `repr(float)` of a finite double.
-pub fn python_float_repr(value: f64) -> String {
+pub(crate) fn python_float_repr(value: f64) -> String {
     debug_assert!(value.is_finite());
     let (digits, exponent) = shortest_digits(value.abs());
     let sign = if value.is_sign_negative() { "-" } else { "" };

@@ -29,7 +29,7 @@ use crate::export::{Export, ExportSource, ProbeProfile, RawListing, Size, EXPORT
 pub use diff::{diff_exports, DefinitionDiff};
 
 /// The fields of a tool that TDQS scores and hashes, in the order the specification lists them.
-pub const DEFINITION_FIELDS: [&str; 6] = [
+pub(crate) const DEFINITION_FIELDS: [&str; 6] = [
     "name",
     "title",
     "description",
@@ -39,11 +39,11 @@ pub const DEFINITION_FIELDS: [&str; 6] = [
 ];
 
 /// Hex characters of the definition hash kept as the TDQS `inputHash`.
-pub const INPUT_HASH_LEN: usize = 16;
+pub(crate) const INPUT_HASH_LEN: usize = 16;
 
 /// The six scored fields of `tool` as an object, absent ones (or a tool that is not an object)
 /// as `null`.
-pub fn canonical_definition(tool: &Value) -> Value {
+pub(crate) fn canonical_definition(tool: &Value) -> Value {
     let mut definition = Map::new();
     for field in DEFINITION_FIELDS {
         let value = tool.get(field).cloned().unwrap_or(Value::Null);
@@ -68,7 +68,7 @@ pub fn definition_hash(tool: &Value) -> String {
 }
 
 /// The TDQS `inputHash` of a definition hash: its first 16 hex characters.
-pub fn input_hash_of(definition_hash: &str) -> String {
+pub(crate) fn input_hash_of(definition_hash: &str) -> String {
     definition_hash.chars().take(INPUT_HASH_LEN).collect()
 }
 
@@ -256,7 +256,7 @@ fn compare_maps<V: PartialEq + std::fmt::Display>(
 }
 
 /// The names of `tools` in listing order, after the checks [`digest_tools`] documents.
-pub fn tool_names(tools: &[Value]) -> Result<Vec<&str>> {
+pub(crate) fn tool_names(tools: &[Value]) -> Result<Vec<&str>> {
     let mut names = Vec::with_capacity(tools.len());
     let mut faults = Vec::new();
     for (index, tool) in tools.iter().enumerate() {

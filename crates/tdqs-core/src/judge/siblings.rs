@@ -33,7 +33,7 @@ pub struct TokenIndex {
 }
 
 /// A character that may continue an identifier (a tool name) in running text.
-pub fn is_identifier_char(c: char) -> bool {
+pub(crate) fn is_identifier_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-'
 }
 

@@ -21,13 +21,13 @@ use crate::rubric::ToolDimension;
 use crate::spec::extract::{sha256_hex, PromptKey};
 
 /// The pins compiled into the binary.
-pub const EMBEDDED_JSON: &str = include_str!("../../../../tdqs/version.json");
+pub(crate) const EMBEDDED_JSON: &str = include_str!("../../../../tdqs/version.json");
 
 /// The only specification version whose prompts and grammar this code implements.
-pub const SUPPORTED_SPEC_VERSION: &str = "1.3";
+pub(crate) const SUPPORTED_SPEC_VERSION: &str = "1.3";
 
 /// The only confirmation rule `decide` implements: one pair, two more on a drop, median per side.
-pub fn supported_confirmation() -> Confirmation {
+pub(crate) fn supported_confirmation() -> Confirmation {
     Confirmation {
         version: 1,
         initial_pairs: 1,
@@ -552,12 +552,12 @@ fn tier_thresholds(map: &BTreeMap<String, Value>) -> Result<TierThresholds, Stri
 
 /// The exact value of a JSON number as the decimal text it reads as (`3.5` → 7/2), the way
 /// Python's `Fraction(repr(float))` reads it. Numbers in exponent form are refused.
-pub fn exact_decimal(number: &Number) -> Option<Ratio<i64>> {
+pub(crate) fn exact_decimal(number: &Number) -> Option<Ratio<i64>> {
     parse_decimal(&crate::digest::canonical::python_number_text(number))
 }
 
 /// Parses `-?digits(.digits)?` into an exact fraction; `None` for anything else or on overflow.
-pub fn parse_decimal(text: &str) -> Option<Ratio<i64>> {
+pub(crate) fn parse_decimal(text: &str) -> Option<Ratio<i64>> {
     let (negative, body) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),

@@ -95,7 +95,7 @@ pub struct ShadowCandidate {
 }
 
 /// Levels of the required subtree that are entered; deeper objects are not looked into.
-pub const MAX_SCHEMA_DEPTH: u64 = 10;
+pub(crate) const MAX_SCHEMA_DEPTH: u64 = 10;
 
 /// The invocation-cost signals of an input schema.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,7 +180,7 @@ pub fn context_signals(tool: &Value) -> ContextSignals {
 }
 
 /// `round(described / total × 100)` rounded half-up on the exact ratio; 100 without parameters.
-pub fn schema_description_coverage(described: u64, total: u64) -> u64 {
+pub(crate) fn schema_description_coverage(described: u64, total: u64) -> u64 {
     if total == 0 {
         return 100;
     }
