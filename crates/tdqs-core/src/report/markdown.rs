@@ -10,7 +10,7 @@ use crate::exit::Verdict;
 
 use super::model::*;
 
-use super::md_escape::{code, text as cell};
+use super::md_escape::{code, text as cell, text_with_code_spans as reason_text};
 
 fn opt(t: Option<Tenths>) -> String {
     t.map(|t| t.to_string()).unwrap_or_else(|| "–".to_string())
@@ -77,7 +77,7 @@ pub fn render(report: &Report) -> String {
         "## {mark} Tool definition score: {}\n",
         report.decision
     );
-    let _ = writeln!(out, "**{}**\n", cell(&report.reason));
+    let _ = writeln!(out, "**{}**\n", reason_text(&report.reason));
     if let Some(error) = &report.error {
         if let Some(advice) = &error.advice {
             let _ = writeln!(out, "> {}\n", cell(advice));

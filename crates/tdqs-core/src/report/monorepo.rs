@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exit::Verdict;
 
-use super::md_escape::{code, text as cell};
+use super::md_escape::{code, text as cell, text_with_code_spans as reason_text};
 use super::model::{Generator, Report, ReportError, REPORT_SCHEMA_VERSION};
 
 /// One server's part of a monorepo report.
@@ -188,7 +188,7 @@ pub fn render(report: &MonorepoReport) -> String {
         mark(report.decision),
         report.decision
     );
-    let _ = writeln!(out, "**{}**\n", cell(&report.reason));
+    let _ = writeln!(out, "**{}**\n", reason_text(&report.reason));
     if let Some(error) = &report.error {
         if let Some(advice) = &error.advice {
             let _ = writeln!(out, "> {}\n", cell(advice));
@@ -203,7 +203,7 @@ pub fn render(report: &MonorepoReport) -> String {
                 code(&s.name),
                 mark(s.report.decision),
                 s.report.decision,
-                cell(&s.report.reason)
+                reason_text(&s.report.reason)
             );
         }
         out.push('\n');
