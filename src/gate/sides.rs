@@ -4,7 +4,7 @@
 //! One configuration drives both sides: the head's `tdqs-gate.toml` (or manifest, or
 //! `--command`), with `{root}` standing for each side's tree. The two servers run at the same
 //! time; each worktree is removed as soon as its export is done. Several servers of one
-//! repository ([`super::monorepo`]) share one pair of trees ([`Trees`], [`export_in`]), removed
+//! repository ([`super::monorepo`]) share one pair of trees (`Trees`, `export_in`), removed
 //! when every server is done.
 
 use std::path::Path;

@@ -153,7 +153,7 @@ pub fn monorepo_to_json(report: &MonorepoReport) -> Result<String, Error> {
     Ok(redact(&text) + "\n")
 }
 
-/// [`write_report`] for a run over several servers: one JSON report, one Markdown summary and
+/// `write_report` for a run over several servers: one JSON report, one Markdown summary and
 /// one HTML page for all of them, written as a set the same way.
 pub fn write_monorepo_report(dir: &Path, report: &MonorepoReport) -> Result<Written, Error> {
     let result = monorepo_to_json(report).and_then(|json| {
@@ -253,7 +253,7 @@ pub(crate) fn github_outputs(report: &Report, written: Option<&Written>) -> Resu
     Ok(())
 }
 
-/// [`github_outputs`] for a run over several servers: the summary, `decision` and `scored` of
+/// `github_outputs` for a run over several servers: the summary, `decision` and `scored` of
 /// the whole run, `report`, and one `decision-NAME` per server.
 pub fn github_monorepo_outputs(
     report: &MonorepoReport,
