@@ -28,7 +28,7 @@ use tdqs_core::spec::signals::ShadowCandidate;
 
 /// The version of the judge's rules; reported as the judge's model. Any change that can move a
 /// score bumps it.
-pub const STATIC_MODEL: &str = "static-rules-v1";
+pub const STATIC_MODEL: &str = "static-rules-v2";
 
 /// The rule-based judge.
 #[derive(Debug, Clone, Copy, Default)]
@@ -165,6 +165,30 @@ fn marketing() -> &'static regex::Regex {
             Err(err) => unreachable!("built-in pattern does not compile: {err}"),
         }
     })
+}
+
+/// The behavioural traits the judge credits: the lint's cues, except that an error phrase that
+/// only names the tool's own subject ("error" in `get_error_analytics` is the resource, not
+/// error behaviour) does not count, as already holds for limits, paging, authorisation, side
+/// effects and cost.
+fn traits(f: &ToolFacts) -> Vec<(&'static str, &str)> {
+    let name: Vec<String> = f.name_tokens.iter().map(|t| text::singular(t)).collect();
+    let error_phrase = text::error_cue()
+        .find_iter(&f.clean)
+        .map(|m| m.as_str().trim())
+        .find(|m| {
+            !m.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .all(|w| name.contains(&text::singular(&w.to_lowercase())))
+        });
+    f.cues
+        .behaviour()
+        .into_iter()
+        .filter_map(|(k, p)| match k {
+            "errors" => error_phrase.map(|e| (k, e)),
+            _ => Some((k, p)),
+        })
+        .collect()
 }
 
 struct Dim {
@@ -353,7 +377,7 @@ fn behaviour(f: &ToolFacts, contra: Option<&str>) -> Dim {
                 .to_string(),
         };
     }
-    let traits = f.cues.behaviour();
+    let traits = traits(f);
     let listed = traits
         .iter()
         .map(|(k, p)| format!("{k} (\"{p}\")"))
@@ -594,7 +618,7 @@ fn completeness(f: &ToolFacts) -> Dim {
     let returns = return_documented || f.cues.returns.is_some();
     let guided =
         f.cues.usage.is_some() || !f.mentioned_siblings.is_empty() || f.cues.contrast.is_some();
-    let behaviour = !f.cues.behaviour().is_empty() || f.annotations.any_hint();
+    let behaviour = !traits(f).is_empty() || f.annotations.any_hint();
     let mut score: i32 = 2;
     let mut have = Vec::new();
     let mut lack = Vec::new();
@@ -630,8 +654,7 @@ fn completeness(f: &ToolFacts) -> Dim {
         score = score.min(2);
         lack.push("guidance proportional to its many parameters");
     }
-    if f.operation.is_write() && !f.annotations.present && !returns && f.cues.behaviour().is_empty()
-    {
+    if f.operation.is_write() && !f.annotations.present && !returns && traits(f).is_empty() {
         score = score.min(2);
         lack.push("the outcome of the change");
     }

@@ -565,7 +565,7 @@ fn static_judge_answers_in_the_tdqs_shape_with_its_mode() {
     let judge = StaticJudge::new();
     let info = judge.info();
     assert_eq!(info.mode, "static");
-    assert_eq!(info.model, "static-rules-v1");
+    assert_eq!(info.model, "static-rules-v2");
     assert!(!info.model_judged);
     assert!(!judge.needs_prompts());
 
@@ -633,6 +633,30 @@ fn static_coherence_separates_the_careful_and_careless_sets() {
         .sum::<u64>()
     };
     assert!(sum(&server("careful")) > sum(&server("careless")));
+}
+
+/// Issue 14 item 4 (static-rules-v2): "error" that only names the tool's own subject is not a
+/// disclosure of error behaviour, as already held for limits, paging and authorisation; a
+/// sentence that says how the tool fails still counts.
+#[test]
+fn issue_14_item_4_an_error_word_naming_the_resource_is_not_error_behaviour() {
+    let behaviour = |description: &str| {
+        let tool = json!({
+            "name": "get_error_analytics",
+            "description": description,
+            "inputSchema": {"type": "object", "properties": {
+                "workspace_id": {"type": "string", "description": "Workspace to report on."}
+            }, "required": ["workspace_id"]},
+        });
+        dims_of(&tool_answer(&tool, &[]))["behavioral_transparency"]
+    };
+    let named = behaviour("Retrieve error count analytics as time-series data for a workspace.");
+    let disclosed = behaviour(
+        "Retrieve error count analytics as time-series data for a workspace. Fails with 404 \
+         when the workspace does not exist.",
+    );
+    assert_eq!(named, 2, "the resource name earned a behaviour trait");
+    assert!(disclosed > named, "{disclosed} is not above {named}");
 }
 
 #[test]
@@ -745,11 +769,11 @@ fn registry_agreement(split: &str) -> Agreement {
     }
 }
 
-/// The per-tool Glama pages: definitions rebuilt from the page (names, required flags and
-/// descriptions of parameters and output fields, annotation badges; no types), and the
-/// dimensions the stored excerpt shows.
-fn pages_agreement() -> (usize, BTreeMap<&'static str, (usize, f64)>) {
-    let pages = load("calibration/glama-tool-pages/tools.json");
+/// The per-tool Glama pages: definitions rebuilt from the page (names, titles, required flags,
+/// descriptions and defaults of parameters, output fields, annotation badges; no types), and
+/// the dimensions the stored excerpt shows.
+fn pages_agreement(file: &str) -> (usize, BTreeMap<&'static str, (usize, f64)>) {
+    let pages = load(file);
     let mut diffs: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
     let records = pages["tools"].as_array().cloned().unwrap_or_default();
     for r in &records {
@@ -758,14 +782,15 @@ fn pages_agreement() -> (usize, BTreeMap<&'static str, (usize, f64)>) {
         for p in r["params"].as_array().into_iter().flatten() {
             let name = p["name"].as_str().unwrap_or_default().to_string();
             let desc = p["description"].as_str().unwrap_or_default();
-            props.insert(
-                name.clone(),
-                if desc.is_empty() {
-                    json!({})
-                } else {
-                    json!({"description": desc})
-                },
-            );
+            let mut schema = if desc.is_empty() {
+                json!({})
+            } else {
+                json!({"description": desc})
+            };
+            if let Some(default) = p.get("default") {
+                schema["default"] = default.clone();
+            }
+            props.insert(name.clone(), schema);
             if p["required"] == json!(true) {
                 required.push(name);
             }
@@ -795,6 +820,9 @@ fn pages_agreement() -> (usize, BTreeMap<&'static str, (usize, f64)>) {
         }
         if r.get("annotations").is_some() {
             definition["annotations"] = r["annotations"].clone();
+        }
+        if r.get("title").is_some() {
+            definition["title"] = r["title"].clone();
         }
         let answer = tool_answer(&definition, &[]);
         for (k, _) in WEIGHTS {
@@ -832,10 +860,16 @@ fn static_judge_agrees_with_held_back_registry_scores_within_measured_bounds() {
     print_agreement("tuning   (glama portkey-admin-mcp)", &tuning);
     let held = registry_agreement("heldback");
     print_agreement("held-back (glama portkey-admin-mcp)", &held);
-    let (pages, page_dims) = pages_agreement();
+    let (pages, page_dims) = pages_agreement("calibration/glama-tool-pages/tools.json");
     for (k, (n, v)) in &page_dims {
         println!(
-            "held-back (glama tool pages, {pages} tools): {k:<24} {n} scored, mean abs diff {v:.3}"
+            "tuning   (glama tool pages, {pages} tools): {k:<24} {n} scored, mean abs diff {v:.3}"
+        );
+    }
+    let (more, more_dims) = pages_agreement("calibration/glama-tool-pages-2/tools.json");
+    for (k, (n, v)) in &more_dims {
+        println!(
+            "tuning   (glama tool pages 2, {more} tools): {k:<24} {n} scored, mean abs diff {v:.3}"
         );
     }
 
@@ -861,17 +895,23 @@ fn static_judge_agrees_with_held_back_registry_scores_within_measured_bounds() {
         let (_, v) = page_dims[k];
         assert!(v <= bound, "pages {k}: mean abs diff {v:.3} > {bound}");
     }
+    assert_eq!(more, 91);
+    for (k, bound) in PAGES_2_MAD_DIMS {
+        let (_, v) = more_dims[k];
+        assert!(v <= bound, "pages 2 {k}: mean abs diff {v:.3} > {bound}");
+    }
 }
 
-// Measured on the held-back split when static-rules-v1 was frozen (see docs/static-judge.md:
-// TDQS 0.209, r 0.667; dimensions 0.213 / 0.298 / 0.255 / 0.085 / 0.085 / 0.340; pages 0.600 /
-// 0.714 / 0.692 / 0.250), rounded outward by at most 0.05.
+// Measured on the held-back split when static-rules-v2 was frozen (see docs/static-judge.md:
+// TDQS 0.204, r 0.674; dimensions 0.213 / 0.298 / 0.234 / 0.085 / 0.085 / 0.340), and on the
+// two page sets, which are tuning data since issue 14 (pages 0.600 / 0.714 / 0.692 / 0.250;
+// pages 2: 0.582 / 0.675 / 0.885 / 0.386), rounded outward by at most 0.05.
 const HELD_MAD_TDQS: f64 = 0.25;
-const HELD_PEARSON: f64 = 0.62;
+const HELD_PEARSON: f64 = 0.63;
 const HELD_MAD_DIMS: [(&str, f64); 6] = [
     ("purpose_clarity", 0.25),
     ("usage_guidelines", 0.34),
-    ("behavioral_transparency", 0.30),
+    ("behavioral_transparency", 0.28),
     ("parameter_semantics", 0.13),
     ("conciseness_structure", 0.13),
     ("contextual_completeness", 0.38),
@@ -881,4 +921,10 @@ const PAGES_MAD_DIMS: [(&str, f64); 4] = [
     ("conciseness_structure", 0.75),
     ("contextual_completeness", 0.74),
     ("parameter_semantics", 0.30),
+];
+const PAGES_2_MAD_DIMS: [(&str, f64); 4] = [
+    ("behavioral_transparency", 0.62),
+    ("conciseness_structure", 0.72),
+    ("contextual_completeness", 0.93),
+    ("parameter_semantics", 0.43),
 ];
