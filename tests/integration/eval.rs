@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::loopback::{refused_url, Loopback, Response};
 
-const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
+pub(crate) const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp-server");
 const MODEL: &str = "stand-in-selector-1";
 
@@ -21,14 +21,14 @@ fn repo_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
 }
 
-fn server_command(which: &str) -> String {
+pub(crate) fn server_command(which: &str) -> String {
     format!(
         "{FAKE} --tools {}",
         repo_file(&format!("examples/issue-tracker/{which}.json")).display()
     )
 }
 
-fn cases(which: &str) -> PathBuf {
+pub(crate) fn cases(which: &str) -> PathBuf {
     repo_file(&format!("examples/issue-tracker/eval-{which}.toml"))
 }
 
@@ -49,7 +49,7 @@ fn eval(dir: &Path, which: &str, extra: &[&str]) -> Output {
     cmd.output().unwrap()
 }
 
-fn json_of(out: &Output) -> Value {
+pub(crate) fn json_of(out: &Output) -> Value {
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -60,7 +60,7 @@ fn json_of(out: &Output) -> Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-fn ratio(run: &Value, key: &str) -> (u64, u64) {
+pub(crate) fn ratio(run: &Value, key: &str) -> (u64, u64) {
     let r = &run["metrics"][key];
     (r["hit"].as_u64().unwrap(), r["of"].as_u64().unwrap())
 }
@@ -220,7 +220,7 @@ fn valid_arguments(tool: &str) -> Value {
 /// arguments, except three scripted mistakes: the triage sibling goes to `update_issue`, the
 /// create request omits the required title, and the export request adds a key the schema
 /// forbids.
-fn scripted_answer(request: &str, expected: &BTreeMap<String, String>) -> Value {
+pub(crate) fn scripted_answer(request: &str, expected: &BTreeMap<String, String>) -> Value {
     let tool = expected
         .get(request)
         .cloned()
