@@ -392,3 +392,230 @@ fn issue_16_misconfigured_anthropic_selection_fails_loudly() {
     );
     assert_fails_loudly(dir.path(), &out, "--model", API_KEY);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The `eval --json` document: versioned, its keys as docs/eval.md lists them.
+
+fn keys(value: &Value) -> std::collections::BTreeSet<String> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {value}"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn set(names: &[&str]) -> std::collections::BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn issue_16_eval_json_keys_are_schema_version_1() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/eval.md"))
+            .unwrap();
+    let section = &docs[docs
+        .find("## The JSON output (`--json`)")
+        .expect("docs/eval.md documents the JSON output")..];
+    let section = &section[..section[3..].find("\n## ").unwrap_or(section.len())];
+    let documented = |name: &str| {
+        assert!(
+            section.contains(&format!("`{name}`")),
+            "docs/eval.md does not document `{name}`"
+        )
+    };
+
+    // A live run (arguments checked) through the Anthropic stand-in, and a synthetic one.
+    let dir = tempfile::tempdir().unwrap();
+    let standin = messages_stand_in(false);
+    let url = standin.server.url("");
+    let live = json_of(&live_eval(
+        dir.path(),
+        &[
+            "--judge",
+            "anthropic",
+            "--base-url",
+            &url,
+            "--token-env",
+            "TDQS_I16_KEY",
+            "--json",
+        ],
+        &[("TDQS_I16_KEY", API_KEY)],
+    ));
+    let synthetic = {
+        let out = std::process::Command::new(GATE)
+            .current_dir(dir.path())
+            .args(["eval", "--mode", "synthetic", "--json", "--repo"])
+            .arg(dir.path())
+            .arg("--cases")
+            .arg(cases("careful"))
+            .arg("--command")
+            .arg(server_command("careful"))
+            .output()
+            .unwrap();
+        json_of(&out)
+    };
+    let top = set(&[
+        "schemaVersion",
+        "mode",
+        "modeLabel",
+        "selector",
+        "model",
+        "serverName",
+        "serverVersion",
+        "toolCount",
+        "toolSetDigest",
+        "suiteDigest",
+        "cases",
+        "metrics",
+        "calls",
+        "cached",
+        "usage",
+        "latencyMs",
+        "health",
+        "composite",
+    ]);
+    for (what, run) in [("live", &live), ("synthetic", &synthetic)] {
+        assert_eq!(run["schemaVersion"], 1, "{what}");
+        // serverName and serverVersion are optional; everything else is always there.
+        let got = keys(run);
+        let mut required = top.clone();
+        required.remove("serverName");
+        required.remove("serverVersion");
+        assert!(
+            got.is_subset(&top),
+            "{what}: unknown keys {:?}",
+            got.difference(&top)
+        );
+        assert!(
+            required.is_subset(&got),
+            "{what}: missing {:?}",
+            required.difference(&got)
+        );
+        assert_eq!(
+            keys(&run["metrics"]),
+            set(&[
+                "selection",
+                "positives",
+                "siblings",
+                "abstention",
+                "allCases",
+                "argumentValidity",
+                "perTool",
+                "captures",
+                "exploratory"
+            ]),
+            "{what}"
+        );
+        for ratio in ["selection", "allCases", "argumentValidity"] {
+            assert_eq!(keys(&run["metrics"][ratio]), set(&["hit", "of"]));
+        }
+        let tool = &run["metrics"]["perTool"][0];
+        assert_eq!(keys(tool), set(&["tool", "hit", "wentInstead"]), "{what}");
+        assert_eq!(
+            keys(&run["usage"]),
+            set(&[
+                "inputTokens",
+                "outputTokens",
+                "cacheCreationInputTokens",
+                "cacheReadInputTokens"
+            ])
+        );
+        assert_eq!(
+            keys(&run["health"]),
+            set(&[
+                "lintErrors",
+                "lintWarnings",
+                "lintScore",
+                "selectionScore",
+                "selectionHit",
+                "selectionOf",
+                "health"
+            ])
+        );
+        assert_eq!(keys(&run["composite"]), set(&["parts", "total"]));
+        assert_eq!(run["composite"]["parts"].as_array().unwrap().len(), 6);
+        let case_required = set(&[
+            "id",
+            "kind",
+            "provenance",
+            "expected",
+            "exploratory",
+            "selected",
+            "correct",
+            "confidence",
+            "reason",
+        ]);
+        let case_all = {
+            let mut s = case_required.clone();
+            s.extend(set(&["argumentsValid", "argumentErrors"]));
+            s
+        };
+        for case in run["cases"].as_array().unwrap() {
+            let got = keys(case);
+            assert!(case_required.is_subset(&got), "{what}: {case}");
+            assert!(got.is_subset(&case_all), "{what}: {case}");
+        }
+    }
+    // Argument checks appear in live mode only.
+    let with_args = |run: &Value| {
+        run["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c.get("argumentsValid").is_some())
+            .count()
+    };
+    assert_eq!(with_args(&live), 18);
+    assert_eq!(with_args(&synthetic), 0);
+    let capture = &live["metrics"]["captures"][0];
+    assert_eq!(keys(capture), set(&["captor", "meantFor", "count", "of"]));
+    // Every key checked here is in the documented table.
+    let mut all = top.clone();
+    for name in [
+        "selection",
+        "positives",
+        "siblings",
+        "abstention",
+        "allCases",
+        "argumentValidity",
+        "perTool",
+        "captures",
+        "exploratory",
+        "tool",
+        "hit",
+        "wentInstead",
+        "captor",
+        "meantFor",
+        "count",
+        "of",
+        "inputTokens",
+        "outputTokens",
+        "cacheCreationInputTokens",
+        "cacheReadInputTokens",
+        "lintErrors",
+        "lintWarnings",
+        "lintScore",
+        "selectionScore",
+        "selectionHit",
+        "selectionOf",
+        "health",
+        "parts",
+        "total",
+        "id",
+        "kind",
+        "provenance",
+        "expected",
+        "selected",
+        "correct",
+        "confidence",
+        "reason",
+        "argumentsValid",
+        "argumentErrors",
+    ] {
+        all.insert(name.to_string());
+    }
+    for name in &all {
+        documented(name);
+    }
+}
