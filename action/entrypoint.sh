@@ -141,6 +141,15 @@ cmd_prepare() {
     if [[ -n "${INPUT_CONCURRENCY:-}" && ! "${INPUT_CONCURRENCY}" =~ ^[1-9][0-9]*$ ]]; then
         fail "concurrency '${INPUT_CONCURRENCY}' is not a positive whole number"
     fi
+    case "${INPUT_EVAL:-}" in
+        '' | synthetic) ;;
+        live_model | live-model)
+            if [[ "${judge}" == static ]]; then
+                fail "eval '${INPUT_EVAL}' needs a model to select, and the static judge cannot select: set judge to claude-code, anthropic or openai, or use eval: synthetic"
+            fi
+            ;;
+        *) fail "eval '${INPUT_EVAL}' is not one of synthetic, live_model (or empty: no selection check)" ;;
+    esac
     if [[ -n "${INPUT_COMMENT:-}" ]] && ! [[ "${INPUT_COMMENT,,}" =~ ^(true|false)$ ]]; then
         fail "comment '${INPUT_COMMENT}' must be true or false"
     fi
@@ -510,6 +519,10 @@ cmd_gate() {
     esac
     argv+=("--judge=${judge}" "--report-dir=${report_dir}")
     [[ -z "${INPUT_CONCURRENCY:-}" ]] || argv+=("--concurrency=${INPUT_CONCURRENCY}")
+    case "${INPUT_EVAL:-}" in
+        synthetic) argv+=("--eval=synthetic") ;;
+        live_model | live-model) argv+=("--eval=live-model") ;;
+    esac
     token_var="$(token_variable "${judge}")"
     if [[ -n "${token}" ]]; then
         if [[ -z "${token_var}" ]]; then

@@ -90,7 +90,7 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
     progress.finish();
     let run = run?;
     let text = if args.json {
-        serde_json::to_string_pretty(&run)
+        serde_json::to_string_pretty(&run.document())
             .map_err(|e| Error::internal(format!("cannot serialise the eval run: {e}")))?
             + "\n"
     } else {

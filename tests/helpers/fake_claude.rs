@@ -39,6 +39,12 @@
 //!   one, sets every dimension of the kind to `all`, then each dimension named in `scores`
 //!   (a number, or `{"score", "justification"}`). `latency_ms` replaces the global latency.
 //!   A call no rule applies to behaves as `calls` says.
+//!
+//!   `select` (optional): how a selection question of `tdqs-gate eval` is answered (a question
+//!   whose system prompt names the "tool-selection step"): a list of
+//!   `{"request": "…", "tool": "NAME or NO_TOOL", "arguments": {…}}`; the entry whose `request`
+//!   equals the question's user request gives the answer (confidence 0.9), and a request no
+//!   entry names is answered `NO_TOOL`. The question's kind is logged as `selection`.
 //! - `fake-claude.log` — written by the fake: one JSON line per run with its argv, cwd, the
 //!   entries of the cwd at start, the complete environment, stdin, the system prompt file's
 //!   contents, its pid and process group (and the helper's pid for `hang`); for `-p` runs also
@@ -65,6 +71,7 @@ struct Control {
     latency: Duration,
     calls: Vec<String>,
     script: Vec<Value>,
+    select: Vec<Value>,
 }
 
 fn main() {
@@ -114,6 +121,11 @@ fn read_control(home: &Path) -> Control {
         calls,
         script: value
             .get("script")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        select: value
+            .get("select")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default(),
@@ -215,7 +227,13 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
         .cloned()
         .unwrap_or_else(|| "claude-opus-5-5".to_string());
     let mut out = Stream::new(&requested, &control.version, &options);
-    let good_answer = || answer_for(kind, &stdin, scripted);
+    let good_answer = || {
+        if kind == "selection" {
+            selection_answer(&stdin, &control.select)
+        } else {
+            answer_for(kind, &stdin, scripted)
+        }
+    };
 
     match behaviour.as_str() {
         "answer" | "answer-leaving-helper" => out.answer(&requested, &good_answer()),
@@ -498,6 +516,9 @@ impl Stream {
 /// Which question a call asks: `coherence` when the prompts name the set-level answer or list a
 /// catalogue of tools, else `tool`.
 fn question_kind(system_prompt: &str, user_prompt: &str) -> &'static str {
+    if system_prompt.contains("tool-selection step") {
+        return "selection";
+    }
     let coherence = [system_prompt, user_prompt].iter().any(|p| {
         p.contains("shadowing_risks")
             || p.contains("<shadow-candidates>")
@@ -553,6 +574,28 @@ fn rule_applies(rule: &Value, kind: &str, user_prompt: &str, occurrence: u64) ->
 }
 
 /// A deterministic answer derived from the prompt, with a script rule's scores laid over it.
+/// The answer to a selection question: the `select` entry naming the request, else `NO_TOOL`.
+fn selection_answer(user_prompt: &str, select: &[Value]) -> String {
+    let request = user_prompt
+        .split("User request:\n")
+        .nth(1)
+        .unwrap_or("")
+        .trim_end();
+    let entry = select
+        .iter()
+        .find(|e| e.get("request").and_then(Value::as_str) == Some(request));
+    let tool = entry
+        .and_then(|e| e.get("tool"))
+        .and_then(Value::as_str)
+        .unwrap_or("NO_TOOL");
+    let arguments = entry
+        .and_then(|e| e.get("arguments"))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    json!({"tool": tool, "arguments": arguments, "confidence": 0.9, "reason": "scripted by the fake"})
+        .to_string()
+}
+
 fn answer_for(kind: &str, user_prompt: &str, rule: Option<&Value>) -> String {
     let mut value = if kind == "coherence" {
         coherence_answer(user_prompt)

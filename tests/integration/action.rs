@@ -1904,3 +1904,97 @@ fn the_reference_documents_every_flag_and_every_action_input() {
         }
     }
 }
+
+#[test]
+fn issue_16_the_eval_input_runs_the_selection_check() {
+    let fixtures = Fixtures::new();
+    let t = temp();
+    // Bad values stop in the first step, before anything runs.
+    let workspace = fixtures.clone("unchanged");
+    for (inputs, message) in [
+        (
+            vec![("judge", "static"), ("eval", "model")],
+            "eval 'model' is not one of synthetic, live_model",
+        ),
+        (
+            vec![("judge", "static"), ("eval", "live_model")],
+            "the static judge cannot select",
+        ),
+    ] {
+        let mut job = pull_request_job(&workspace, t.path(), &inputs, &refused_url(""));
+        job.env.remove("TDQS_GATE_BIN");
+        let run = runner::run(&job);
+        let log = run.log();
+        assert_eq!(run.step("prepare").outcome, Outcome::Failure, "{log}");
+        assert!(
+            run.errors().iter().any(|a| a.message.contains(message)),
+            "{inputs:?}: {log}"
+        );
+        assert_eq!(run.step("Decide").exit_code, Some(2));
+    }
+
+    // eval: synthetic on the careless rewrite (most tools renamed): the careful suite, in the
+    // head's tree, loses cases on the head (a case naming a tool the head does not list is a
+    // miss), and the report, the summary and the page show the check with its mode.
+    let workspace = fixtures.clone("worse");
+    std::fs::copy(
+        repo_root().join("examples/issue-tracker/eval-careful.toml"),
+        workspace.join("tdqs-eval.toml"),
+    )
+    .unwrap();
+    let job = pull_request_job(
+        &workspace,
+        t.path(),
+        &[("judge", "static"), ("eval", "synthetic")],
+        &refused_url(""),
+    );
+    let run = runner::run(&job);
+    let log = run.log();
+    assert_consistent(&run, "block", 1);
+    assert!(log.contains("--eval=synthetic"), "{log}");
+    let dir = run.artifacts.join("tool-definition-score");
+    let report: Value =
+        serde_json::from_str(&read(&dir.join("tool-definition-score.json"))).unwrap();
+    let check = &report["eval"];
+    assert_eq!(check["mode"], "synthetic", "{report:#}");
+    // 7 cases fell and 1 rose: p = 0.07, a fall the suite is too small to call significant,
+    // so the check does not block (the TDQS fall does).
+    assert_eq!(
+        (
+            check["test"]["worse"].as_u64(),
+            check["test"]["better"].as_u64()
+        ),
+        (Some(7), Some(1)),
+        "{check:#}"
+    );
+    assert_eq!(check["blocks"], false, "{check:#}");
+    assert!(
+        check["headSelection"]["hit"].as_u64() < check["baseSelection"]["hit"].as_u64(),
+        "{check:#}"
+    );
+    assert!(
+        run.summary.contains("### Selection check (synthetic)"),
+        "{}",
+        run.summary
+    );
+    assert!(read(&dir.join("tool-definition-score.html"))
+        .contains("<div class=\"selection-check\" data-mode=\"synthetic\" data-blocks=\"false\">"));
+
+    // Without the input, the same run has no selection check.
+    let workspace = fixtures.clone("worse");
+    let job = pull_request_job(
+        &workspace,
+        t.path(),
+        &[("judge", "static")],
+        &refused_url(""),
+    );
+    let run = runner::run(&job);
+    assert_consistent(&run, "block", 1);
+    assert!(!run.log().contains("--eval"), "{}", run.log());
+    let report: Value = serde_json::from_str(&read(
+        &run.artifacts
+            .join("tool-definition-score/tool-definition-score.json"),
+    ))
+    .unwrap();
+    assert!(report.get("eval").is_none());
+}

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::loopback::{refused_url, Loopback, Response};
 
-const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
+pub(crate) const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp-server");
 const MODEL: &str = "stand-in-selector-1";
 
@@ -21,14 +21,14 @@ fn repo_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
 }
 
-fn server_command(which: &str) -> String {
+pub(crate) fn server_command(which: &str) -> String {
     format!(
         "{FAKE} --tools {}",
         repo_file(&format!("examples/issue-tracker/{which}.json")).display()
     )
 }
 
-fn cases(which: &str) -> PathBuf {
+pub(crate) fn cases(which: &str) -> PathBuf {
     repo_file(&format!("examples/issue-tracker/eval-{which}.toml"))
 }
 
@@ -49,7 +49,7 @@ fn eval(dir: &Path, which: &str, extra: &[&str]) -> Output {
     cmd.output().unwrap()
 }
 
-fn json_of(out: &Output) -> Value {
+pub(crate) fn json_of(out: &Output) -> Value {
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -60,7 +60,7 @@ fn json_of(out: &Output) -> Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-fn ratio(run: &Value, key: &str) -> (u64, u64) {
+pub(crate) fn ratio(run: &Value, key: &str) -> (u64, u64) {
     let r = &run["metrics"][key];
     (r["hit"].as_u64().unwrap(), r["of"].as_u64().unwrap())
 }
@@ -220,7 +220,7 @@ fn valid_arguments(tool: &str) -> Value {
 /// arguments, except three scripted mistakes: the triage sibling goes to `update_issue`, the
 /// create request omits the required title, and the export request adds a key the schema
 /// forbids.
-fn scripted_answer(request: &str, expected: &BTreeMap<String, String>) -> Value {
+pub(crate) fn scripted_answer(request: &str, expected: &BTreeMap<String, String>) -> Value {
     let tool = expected
         .get(request)
         .cloned()
@@ -725,6 +725,28 @@ mod gate_check {
         assert!(md.contains("### Selection check (live_model)"), "{md}");
         assert!(md.contains("now goes to `handle_request`"), "{md}");
         assert!(md.contains("The mean TDQS rose while selection fell significantly"));
+        // The HTML page has the section too: mode, both sides' figures with their parts, the
+        // cases that fell with their captor, the test and the call-out.
+        let html = std::fs::read_to_string(&written.html).unwrap();
+        let section = &html[html
+            .find("<div class=\"selection-check\"")
+            .unwrap_or_else(|| panic!("no selection section: {html}"))..];
+        assert!(section.starts_with(
+            "<div class=\"selection-check\" data-mode=\"live_model\" data-blocks=\"true\">"
+        ));
+        assert!(section.contains(tdqs_core::eval::Mode::LiveModel.label()));
+        assert!(section.contains("100% (18/18)"), "{section}");
+        assert!(section.contains("0% (0/18)"), "{section}");
+        assert!(section.contains("18 fell, 0 rose"), "{section}");
+        assert!(section.contains("The selection check <b>blocks</b>"));
+        assert_eq!(
+            section
+                .matches("<td><code>handle_request</code></td></tr>")
+                .count(),
+            18
+        );
+        assert!(section.contains("<tr data-case=\"s-close-not-delete\">"));
+        assert!(section.contains("tdqs-rose-selection-fell"));
 
         // --check re-validates the saved report, the selection part included.
         let mut check_opts = options(dir.path(), &server, false);
@@ -876,22 +898,23 @@ fn issue_16_item_1_init_drafts_validates_and_refuses_to_overwrite() {
     assert!(std::fs::read_to_string(&path).unwrap().contains("[[case]]"));
 }
 
-#[test]
-fn issue_16_item_5_eval_table_and_flag_turn_the_check_on_from_the_command_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = gate_check::export_file(dir.path(), "base", gate_check::careful_tools());
+/// A folder holding the careful suite as `tdqs-eval.toml` and two exports of the careful server
+/// (the head's first description one sentence longer), and the gate over them with the static
+/// judge, its report in `report/`.
+pub(crate) fn eval_gate_dir(dir: &Path) -> impl Fn(&[&str]) -> Output + '_ {
+    let base = gate_check::export_file(dir, "base", gate_check::careful_tools());
     let mut tools = gate_check::careful_tools();
     tools[0]["description"] = json!(format!(
         "{} Results come back newest first.",
         tools[0]["description"].as_str().unwrap()
     ));
-    let head = gate_check::export_file(dir.path(), "head", tools);
-    std::fs::copy(cases("careful"), dir.path().join("tdqs-eval.toml")).unwrap();
-    let gate = |extra: &[&str]| {
+    let head = gate_check::export_file(dir, "head", tools);
+    std::fs::copy(cases("careful"), dir.join("tdqs-eval.toml")).unwrap();
+    move |extra: &[&str]| {
         std::process::Command::new(GATE)
-            .current_dir(dir.path())
+            .current_dir(dir)
             .arg("--repo")
-            .arg(dir.path())
+            .arg(dir)
             .arg("--base-export")
             .arg(&base)
             .arg("--head-export")
@@ -900,7 +923,13 @@ fn issue_16_item_5_eval_table_and_flag_turn_the_check_on_from_the_command_line()
             .args(extra)
             .output()
             .unwrap()
-    };
+    }
+}
+
+#[test]
+fn issue_16_item_5_eval_table_and_flag_turn_the_check_on_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = eval_gate_dir(dir.path());
     let report = || -> Value {
         serde_json::from_str(
             &std::fs::read_to_string(dir.path().join("report/tool-definition-score.json")).unwrap(),

@@ -263,3 +263,112 @@ fn issue_17_html_report_renders_in_headless_chromium() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// A gate run with `--eval synthetic` over the careful issue-tracker server (its report in
+/// `dir/report`).
+fn selection_run(dir: &std::path::Path) -> (Value, String) {
+    let gate = crate::eval::eval_gate_dir(dir);
+    let out = gate(&["--eval", "synthetic"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("report/tool-definition-score.json")).unwrap(),
+    )
+    .unwrap();
+    let html = std::fs::read_to_string(dir.join("report").join(HTML)).unwrap();
+    (report, html)
+}
+
+#[test]
+fn issue_16_html_report_shows_the_selection_check_of_a_gate_run_with_eval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (report, html) = selection_run(dir.path());
+    assert_eq!(report["eval"]["mode"], "synthetic");
+    let start = html
+        .find("<div class=\"selection-check\"")
+        .unwrap_or_else(|| panic!("no selection section: {html}"));
+    let section = &html[start..];
+    assert!(section.starts_with(
+        "<div class=\"selection-check\" data-mode=\"synthetic\" data-blocks=\"false\">"
+    ));
+    assert!(section.contains("<h3>Selection check (<code>synthetic</code>)</h3>"));
+    assert!(section.contains("an estimate of ambiguity, not of model accuracy"));
+    // Each side's selection accuracy with its counts, as the JSON records it.
+    for side in ["baseSelection", "headSelection"] {
+        let r = &report["eval"][side];
+        let (hit, of) = (r["hit"].as_u64().unwrap(), r["of"].as_u64().unwrap());
+        assert!(section.contains(&format!("/{of})")), "{side}: {section}");
+        assert!(
+            section.contains(&format!("({hit}/{of})")),
+            "{side}: {section}"
+        );
+    }
+    assert!(section.contains("synthetic mode generates no arguments"));
+    let test = &report["eval"]["test"];
+    assert!(section.contains(&format!(
+        "{} fell, {} rose; exact McNemar p = {:.4}",
+        test["worse"],
+        test["better"],
+        test["pValue"].as_f64().unwrap()
+    )));
+    assert!(section.contains("The selection check does not block."));
+    assert!(!section.contains("tdqs-rose-selection-fell"));
+    // Without --eval there is no section.
+    let plain = crate::eval::eval_gate_dir(dir.path())(&[]);
+    assert_eq!(plain.status.code(), Some(0));
+    let html = std::fs::read_to_string(dir.path().join("report").join(HTML)).unwrap();
+    assert!(!html.contains("selection-check"));
+}
+
+#[test]
+fn issue_16_html_selection_check_renders_in_headless_chromium() {
+    let Some(program) = chromium::find() else {
+        crate::support::skips::skip(
+            "chromium is not installed (tests/setup/chromium.sh installs the distribution's package)",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (report, _) = selection_run(dir.path());
+    let mut browser = Browser::start(&program);
+    let path = dir.path().join("report").join(HTML).canonicalize().unwrap();
+    let url = format!("file://{}", path.display());
+    browser.open(&url);
+    let page = read_page(&mut browser);
+    check_common(&page, &report, "selection");
+    let section = browser.eval(
+        r#"(() => {
+            const s = document.querySelector('div.selection-check');
+            if (!s) return null;
+            return {
+                mode: s.dataset.mode,
+                blocks: s.dataset.blocks,
+                heading: s.querySelector('h3').textContent,
+                label: s.querySelector('.mode-label').textContent,
+                rows: s.querySelectorAll('table.selection tbody tr').length,
+                test: s.querySelector('p.mcnemar').textContent,
+                visible: s.getBoundingClientRect().height > 50,
+            };
+        })()"#,
+    );
+    assert_eq!(section["mode"], "synthetic", "{section:#}");
+    assert_eq!(section["blocks"], "false");
+    assert_eq!(section["heading"], "Selection check (synthetic)");
+    assert_eq!(
+        section["label"],
+        tdqs_core::eval::Mode::Synthetic.label(),
+        "{section:#}"
+    );
+    assert_eq!(section["rows"], 3);
+    assert!(section["test"]
+        .as_str()
+        .unwrap()
+        .contains("exact McNemar p ="));
+    assert_eq!(section["visible"], true, "{section:#}");
+    let problems: Vec<String> = browser.problems();
+    assert!(problems.is_empty(), "{problems:#?}");
+}

@@ -14,6 +14,8 @@ mod http_judges;
 mod http_stub;
 mod issue_14;
 mod issue_14_report;
+mod issue_16_judges;
+mod issue_16_monorepo;
 mod issue_17;
 mod issue_17_monorepo;
 mod launch;

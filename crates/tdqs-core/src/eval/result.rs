@@ -42,11 +42,32 @@ pub struct EvalRun {
     pub composite: Composite,
 }
 
+/// The version of the `eval --json` document ([`EvalDocument`]), documented in docs/eval.md.
+/// Raised when a key is removed or renamed or its meaning changes; adding a key keeps it.
+pub const EVAL_SCHEMA_VERSION: u32 = 1;
+
+/// What `tdqs-gate eval --json` prints: the run's keys after `schemaVersion`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvalDocument<'a> {
+    pub schema_version: u32,
+    #[serde(flatten)]
+    pub run: &'a EvalRun,
+}
+
 fn line(label: &str, r: &Ratio) -> String {
     format!("{label:<22}{}\n", r.render())
 }
 
 impl EvalRun {
+    /// The versioned JSON document of this run.
+    pub fn document(&self) -> EvalDocument<'_> {
+        EvalDocument {
+            schema_version: EVAL_SCHEMA_VERSION,
+            run: self,
+        }
+    }
+
     /// The text report: mode first, then the figures, the per-tool table, the capture lines and
     /// the two roll-ups with their parts.
     pub fn render_text(&self) -> String {

@@ -62,6 +62,7 @@ svg text.small{font-size:10px;fill:#59636e}\
 .diff{font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap;border:1px solid #d0d7de;border-radius:6px;padding:6px 8px;margin:6px 0}\
 .diff .del{display:block;background:#ffebe9;color:#82071e}.diff .ins{display:block;background:#dafbe1;color:#116329}\
 .tool{border-top:1px solid #d0d7de;padding-top:8px;margin-top:12px}\
+.callout{border-left:4px solid #cf222e;background:#ffebe9;padding:4px 8px}\
 footer{color:#59636e;font-size:13px;margin-top:16px}\
 ";
 
@@ -336,6 +337,9 @@ fn section(report: &Report, table_name: Option<&str>) -> String {
     }
     if let Some(causes) = &report.causes {
         render_causes(&mut out, causes);
+    }
+    if let Some(check) = &report.eval {
+        super::html_eval::render_selection_check(&mut out, check);
     }
     if let Some(first) = report.pairs.first() {
         render_every_tool(&mut out, first, omitted_count(report));

@@ -6,6 +6,7 @@ pub mod badge;
 pub mod causes;
 pub mod changed;
 pub mod html;
+mod html_eval;
 pub mod markdown;
 pub mod md_escape;
 pub mod model;
