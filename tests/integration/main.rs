@@ -15,6 +15,7 @@ mod http_stub;
 mod issue_14;
 mod issue_14_report;
 mod issue_17;
+mod issue_17_export_dirs;
 mod issue_17_monorepo;
 mod launch;
 mod lint;
