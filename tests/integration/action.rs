@@ -1904,3 +1904,5 @@ fn the_reference_documents_every_flag_and_every_action_input() {
         }
     }
 }
+
+mod issue_17_monorepo;
