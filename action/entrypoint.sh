@@ -542,9 +542,10 @@ cmd_export() {
     set_output dir "${dir}"
     local code=0
     # Several servers? The working tree's tdqs-gate.toml (or several --server) says.
-    if ! list_servers "${dir}/servers" "${SERVER_ARGS[@]}"; then
+    list_servers "${dir}/servers" "${SERVER_ARGS[@]}" || code=$?
+    if [[ ${code} != 0 ]]; then
         set_output status failed
-        set_output exit-code 2
+        set_output exit-code "${code}"
         local reason
         reason="$(grep '^INVALID: ' "${EXPORT_LOG}" | tail -n 1 | sed 's/^INVALID: //' || true)"
         set_output reason "${reason:-tdqs-gate export --list-servers failed; see the log of the step \"Export both sides\"}"
