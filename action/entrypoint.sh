@@ -5,10 +5,12 @@
 #   install     build tdqs-gate from the Action's source, or download a release; install the
 #               pinned `claude` when the Claude Code judge has a token to use
 #   fetch-base  make sure the base commit is present, also in a shallow checkout
-#   export      start each side's server and export its tools to a file, WITHOUT the token: the
-#               pull request's code runs only here
-#   gate        score the two export files (no server starts, the token is here); record
-#               decision, scored, report and exit-code as step outputs
+#   export      start each side's server and export its tools to a file (with [[server]]
+#               tables, one file per server and side, in a folder per side), WITHOUT the token:
+#               the pull request's code runs only here
+#   gate        score the export files (no server starts, the token is here); record decision,
+#               scored, report and exit-code as step outputs (and decision-NAME per server,
+#               decisions as one JSON object)
 #   comment     create or update the one sticky pull-request comment holding the summary
 #   finish      exit with the gate's code: 0 PASS, 1 BLOCK, anything else INVALID
 #
@@ -606,9 +608,9 @@ cmd_gate() {
             # Both sides were exported in the step before, without the token: this step starts
             # no server, so no pull-request code ever runs next to the token.
             split_server_args
-            if [[ -n "${BASE_EXPORTS:-}" && -n "${HEAD_EXPORTS:-}" ]]; then
+            if [[ -n "${BASE_EXPORT_DIR:-}" && -n "${HEAD_EXPORT_DIR:-}" ]]; then
                 # Several servers: one export file per server and side, one report for all.
-                argv=("--base-exports=${BASE_EXPORTS}" "--head-exports=${HEAD_EXPORTS}")
+                argv=("--base-exports=${BASE_EXPORT_DIR}" "--head-exports=${HEAD_EXPORT_DIR}")
             else
                 argv=("--base-export=${BASE_EXPORT}" "--head-export=${HEAD_EXPORT}")
             fi
