@@ -5,6 +5,8 @@
 
 use super::*;
 
+const TOKEN: &str = "sk-ant-api03-monorepo-action-token-value";
+
 /// The composite `decisions` output as JSON.
 fn decisions(run: &ActionRun) -> Value {
     serde_json::from_str(&run.outputs["decisions"])
@@ -29,7 +31,7 @@ fn issue_17_action_monorepo_one_server_falls_blocks_with_a_verdict_per_server_in
     let job = pull_request_job(
         &workspace,
         t.path(),
-        &[("judge", "static"), ("comment", "true")],
+        &[("judge", "static"), ("comment", "true"), ("token", TOKEN)],
         &api.url(""),
     );
     let run = runner::run(&job);
@@ -64,9 +66,27 @@ fn issue_17_action_monorepo_one_server_falls_blocks_with_a_verdict_per_server_in
             "{log}"
         );
     }
-    // The scoring step read the folders and started no server.
-    assert!(gate.log.contains("--base-exports="), "{log}");
-    assert!(!gate.log.contains(" export "), "{log}");
+    // Every server ran in the export step, which holds no token.
+    assert!(export.env.values().all(|v| !v.contains(TOKEN)), "{log}");
+    assert_eq!(
+        export.log.matches("tdqs-gate: exported ").count(),
+        4,
+        "two servers, two sides:\n{log}"
+    );
+    // The step with the token read the two folders and started no server.
+    assert!(gate.env.values().any(|v| v.contains(TOKEN)));
+    assert!(!gate.log.contains("tdqs-gate: exported "), "{log}");
+    let command = gate
+        .log
+        .lines()
+        .find(|l| l.starts_with("tdqs-gate action: tdqs-gate "))
+        .unwrap_or_else(|| panic!("no command line:\n{log}"));
+    assert!(command.contains(" --base-exports="), "{command}");
+    assert!(command.contains(" --head-exports="), "{command}");
+    for flag in [" --base=", " --base-export=", " --command", " --server"] {
+        assert!(!command.contains(flag), "{flag} in {command}");
+    }
+    assert!(!log.contains(TOKEN), "the token reached the log");
 
     // One report, in one artifact: the overall verdict and both servers.
     let report_path = PathBuf::from(&run.outputs["report"]);
