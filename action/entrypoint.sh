@@ -435,9 +435,12 @@ list_servers() { # output-file [--rev=REV] [flags...]
     stop_token="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
     printf '::stop-commands::%s\n' "${stop_token}"
     set +e
-    "${EXPORT_BIN}" export --list-servers "$@" 2> >(tee -a "${EXPORT_LOG}" >&2) >"${output}"
+    "${EXPORT_BIN}" export --list-servers "$@" 2>"${output}.err" >"${output}"
     code=$?
     set -e
+    cat "${output}.err" >&2
+    cat "${output}.err" >>"${EXPORT_LOG}"
+    rm -f "${output}.err"
     printf '::%s::\n' "${stop_token}"
     return "${code}"
 }
@@ -450,6 +453,13 @@ valid_server_name() {
 # The last INVALID line the log got after line `from`.
 invalid_since() { # from
     tail -n "+$(($1 + 1))" "${EXPORT_LOG}" | grep '^INVALID: ' | tail -n 1 | sed 's/^INVALID: //' || true
+}
+
+# The reason a `.failed` note holds: the export's last INVALID line, else its exit code.
+failure_note() { # from exit-code
+    local reason
+    reason="$(invalid_since "$1")"
+    printf '%s\n' "${reason:-tdqs-gate export ended with exit code $2; see the log of the step \"Export both sides\"}"
 }
 
 # Several servers ([[server]] tables, or several --server): each server of each side is exported
@@ -495,7 +505,7 @@ export_servers() { # dir base names-file
             run_export "base, server ${name}" "${dir}/base/${name}.json" "--rev=${base}" "--server=${name}" || code=$?
             if [[ ${code} != 0 ]]; then
                 rm -f "${dir}/base/${name}.json"
-                printf '%s\n' "$(invalid_since "${start}")" >"${dir}/base/${name}.failed"
+                failure_note "${start}" "${code}" >"${dir}/base/${name}.failed"
             fi
         fi
         start="$(wc -l <"${EXPORT_LOG}")"
@@ -503,7 +513,7 @@ export_servers() { # dir base names-file
         run_export "head, server ${name}" "${dir}/head/${name}.json" "${head_rev[@]}" "--server=${name}" || code=$?
         if [[ ${code} != 0 ]]; then
             rm -f "${dir}/head/${name}.json"
-            printf '%s\n' "$(invalid_since "${start}")" >"${dir}/head/${name}.failed"
+            failure_note "${start}" "${code}" >"${dir}/head/${name}.failed"
         fi
     done <"${names_file}"
 }
