@@ -220,3 +220,33 @@ fn issue_17_action_monorepo_a_new_server_passes_and_a_broken_one_is_invalid_alon
     assert_eq!(new["decision"], "pass", "{new:#}");
     assert_eq!(new["base"]["tools"], json!([]));
 }
+
+#[test]
+fn issue_17_action_monorepo_a_fork_without_a_token_gets_the_fork_hint_for_the_changed_server() {
+    let fixtures = Fixtures::new();
+    let workspace = fixtures.clone("mono-worse");
+    let claude = FakeClaude::new(false);
+    let t = temp();
+    let mut job = pull_request_job(&workspace, t.path(), &[], &refused_url(""));
+    job.env
+        .insert("TDQS_GATE_CLAUDE_DIR".to_string(), claude.path());
+    let run = runner::run(&job);
+    let log = run.log();
+    assert_consistent(&run, "invalid", 2);
+    // The unchanged server still passes; only the changed one needed the judge.
+    assert_eq!(
+        decisions(&run),
+        json!({"api": "invalid", "web": "pass"}),
+        "{log}"
+    );
+    let report: Value = serde_json::from_str(&read(Path::new(&run.outputs["report"]))).unwrap();
+    assert_eq!(report["servers"][0]["report"]["error"]["stage"], "judge");
+    // The stage is in the server's report, not the run's: the hint is still given.
+    assert!(
+        run.summary
+            .contains("A pull request from a fork gets no repository secrets"),
+        "{}",
+        run.summary
+    );
+    assert!(claude.runs().iter().all(|r| r["kind"] != "call"));
+}
