@@ -5,10 +5,12 @@
 #   install     build tdqs-gate from the Action's source, or download a release; install the
 #               pinned `claude` when the Claude Code judge has a token to use
 #   fetch-base  make sure the base commit is present, also in a shallow checkout
-#   export      start each side's server and export its tools to a file, WITHOUT the token: the
-#               pull request's code runs only here
-#   gate        score the two export files (no server starts, the token is here); record
-#               decision, scored, report and exit-code as step outputs
+#   export      start each side's server and export its tools to a file (with [[server]]
+#               tables, one file per server and side, in a folder per side), WITHOUT the token:
+#               the pull request's code runs only here
+#   gate        score the export files (no server starts, the token is here); record decision,
+#               scored, report and exit-code as step outputs (and decision-NAME per server,
+#               decisions as one JSON object)
 #   comment     create or update the one sticky pull-request comment holding the summary
 #   finish      exit with the gate's code: 0 PASS, 1 BLOCK, anything else INVALID
 #
@@ -417,20 +419,112 @@ split_server_args() {
 }
 
 # Runs one export with the pull request's code; the log is shielded from workflow commands.
-run_export() { # label output-file [--rev=REV]
+# EXPORT_ARGS are the server flags of args (without --server when each server is named).
+run_export() { # label output-file [--rev=REV] [--server=NAME]
     local label="$1" output="$2" stop_token code
     shift 2
     printf 'tdqs-gate action: tdqs-gate export (%s)' "${label}"
-    printf ' %q' "--output=${output}" "$@" "${SERVER_ARGS[@]}"
+    printf ' %q' "--output=${output}" "$@" "${EXPORT_ARGS[@]}"
     printf '\n'
     stop_token="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
     printf '::stop-commands::%s\n' "${stop_token}"
     set +e
-    "${EXPORT_BIN}" export "--output=${output}" "$@" "${SERVER_ARGS[@]}" 2>&1 | tee -a "${EXPORT_LOG}"
+    "${EXPORT_BIN}" export "--output=${output}" "$@" "${EXPORT_ARGS[@]}" 2>&1 | tee -a "${EXPORT_LOG}"
     code="${PIPESTATUS[0]}"
     set -e
     printf '::%s::\n' "${stop_token}"
     return "${code}"
+}
+
+# `tdqs-gate export --list-servers`: the names of the servers a run covers, one a line, into
+# the file given; nothing for a single server. Its messages go to the export log, shielded.
+list_servers() { # output-file [--rev=REV] [flags...]
+    local output="$1" stop_token code
+    shift
+    stop_token="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    printf '::stop-commands::%s\n' "${stop_token}"
+    set +e
+    "${EXPORT_BIN}" export --list-servers "$@" 2>"${output}.err" >"${output}"
+    code=$?
+    set -e
+    cat "${output}.err" >&2
+    cat "${output}.err" >>"${EXPORT_LOG}"
+    rm -f "${output}.err"
+    printf '::%s::\n' "${stop_token}"
+    return "${code}"
+}
+
+# A server name as the configuration allows it: it becomes a file name and an output name.
+valid_server_name() {
+    [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ ]]
+}
+
+# The last INVALID line the log got after line `from`.
+invalid_since() { # from
+    tail -n "+$(($1 + 1))" "${EXPORT_LOG}" | grep '^INVALID: ' | tail -n 1 | sed 's/^INVALID: //' || true
+}
+
+# The reason a `.failed` note holds: the export's last INVALID line, else its exit code.
+failure_note() { # from exit-code
+    local reason
+    reason="$(invalid_since "$1")"
+    printf '%s\n' "${reason:-tdqs-gate export ended with exit code $2; see the log of the step \"Export both sides\"}"
+}
+
+# Several servers ([[server]] tables, or several --server): each server of each side is exported
+# into its own file, DIR/base/NAME.json and DIR/head/NAME.json. A server whose export fails on a
+# side gets DIR/SIDE/NAME.failed with the reason instead, so the scoring step makes that server
+# INVALID and still gates the others. A server that the base's own tdqs-gate.toml does not have
+# (a server the pull request adds) gets no base file: the scoring step gates it against an empty
+# base. Returns non-zero only when the folders could not be made at all.
+export_servers() { # dir base names-file
+    local dir="$1" base="$2" names_file="$3" name start code base_names=""
+    mkdir -p "${dir}/base" "${dir}/head"
+    EXPORT_ARGS=()
+    local i=0 word
+    while ((i < ${#SERVER_ARGS[@]})); do
+        word="${SERVER_ARGS[i]}"
+        if [[ "${word}" == --server ]]; then
+            i=$((i + 1))
+        elif [[ "${word}" != --server=* ]]; then
+            EXPORT_ARGS+=("${word}")
+        fi
+        i=$((i + 1))
+    done
+    # The base revision's own tables: a name missing there is a server new on the head. When
+    # the base has no [[server]] tables (or they cannot be read), every server is exported on
+    # the base as well, and one that fails there is INVALID.
+    if list_servers "${dir}/base-servers" "--rev=${base}"; then
+        base_names="$(cat "${dir}/base-servers")"
+    fi
+    rm -f "${dir}/base-servers"
+    local head_rev=()
+    [[ -z "${HEAD_REV}" ]] || head_rev=("--rev=${HEAD_REV}")
+    while IFS= read -r name; do
+        [[ -n "${name}" ]] || continue
+        if ! valid_server_name "${name}"; then
+            printf 'INVALID: tdqs-gate export --list-servers gave %q, which is not a server name\n' "${name}" >>"${EXPORT_LOG}"
+            return 2
+        fi
+        if [[ -n "${base_names}" ]] && ! grep -qxF -- "${name}" <<<"${base_names}"; then
+            printf 'tdqs-gate action: server %s is not in the base revision'"'"'s tdqs-gate.toml: it is gated against an empty base\n' "${name}"
+        else
+            start="$(wc -l <"${EXPORT_LOG}")"
+            code=0
+            run_export "base, server ${name}" "${dir}/base/${name}.json" "--rev=${base}" "--server=${name}" || code=$?
+            if [[ ${code} != 0 ]]; then
+                rm -f "${dir}/base/${name}.json"
+                failure_note "${start}" "${code}" >"${dir}/base/${name}.failed"
+            fi
+        fi
+        start="$(wc -l <"${EXPORT_LOG}")"
+        code=0
+        run_export "head, server ${name}" "${dir}/head/${name}.json" "${head_rev[@]}" "--server=${name}" || code=$?
+        if [[ ${code} != 0 ]]; then
+            rm -f "${dir}/head/${name}.json"
+            failure_note "${start}" "${code}" >"${dir}/head/${name}.failed"
+        fi
+    done <"${names_file}"
 }
 
 # The step that runs pull-request code. It holds no judge token: its environment has none (see
@@ -452,7 +546,7 @@ cmd_export() {
     local word
     for word in "${EXTRA_ARGS[@]}"; do
         case "${word%%=*}" in
-            --base-export | --head-export | --check | --calibrate)
+            --base-export | --head-export | --base-exports | --head-exports | --check | --calibrate)
                 printf 'tdqs-gate action: args has %s: the scoring step reads the given files itself\n' "${word%%=*}"
                 set_output status skipped
                 return 0
@@ -468,6 +562,32 @@ cmd_export() {
     [[ -z "${HEAD_REV}" ]] || head_rev=("--rev=${HEAD_REV}")
     set_output dir "${dir}"
     local code=0
+    # Several servers? The working tree's tdqs-gate.toml (or several --server) says.
+    list_servers "${dir}/servers" "${SERVER_ARGS[@]}" || code=$?
+    if [[ ${code} != 0 ]]; then
+        set_output status failed
+        set_output exit-code "${code}"
+        local reason
+        reason="$(grep '^INVALID: ' "${EXPORT_LOG}" | tail -n 1 | sed 's/^INVALID: //' || true)"
+        set_output reason "${reason:-tdqs-gate export --list-servers failed; see the log of the step \"Export both sides\"}"
+        return 0
+    fi
+    if [[ -s "${dir}/servers" ]]; then
+        export_servers "${dir}/exports" "${base}" "${dir}/servers" || code=$?
+        if [[ ${code} == 0 ]]; then
+            set_output status ok
+            set_output base-exports "${dir}/exports/base"
+            set_output head-exports "${dir}/exports/head"
+        else
+            set_output status failed
+            set_output exit-code "${code}"
+            local reason
+            reason="$(grep '^INVALID: ' "${EXPORT_LOG}" | tail -n 1 | sed 's/^INVALID: //' || true)"
+            set_output reason "${reason:-tdqs-gate export failed; see the log of the step \"Export both sides\"}"
+        fi
+        return 0
+    fi
+    EXPORT_ARGS=("${SERVER_ARGS[@]}")
     run_export base "${dir}/base.json" "--rev=${base}" || code=$?
     if [[ ${code} == 0 ]]; then
         run_export head "${dir}/head.json" "${head_rev[@]}" || code=$?
@@ -507,7 +627,12 @@ cmd_gate() {
             # Both sides were exported in the step before, without the token: this step starts
             # no server, so no pull-request code ever runs next to the token.
             split_server_args
-            argv=("--base-export=${BASE_EXPORT}" "--head-export=${HEAD_EXPORT}")
+            if [[ -n "${BASE_EXPORT_DIR:-}" && -n "${HEAD_EXPORT_DIR:-}" ]]; then
+                # Several servers: one export file per server and side, one report for all.
+                argv=("--base-exports=${BASE_EXPORT_DIR}" "--head-exports=${HEAD_EXPORT_DIR}")
+            else
+                argv=("--base-export=${BASE_EXPORT}" "--head-export=${HEAD_EXPORT}")
+            fi
             EXTRA_ARGS=("${SCORE_ARGS[@]}")
             ;;
         failed)
@@ -577,6 +702,18 @@ cmd_gate() {
         report="${workdir}/${report}"
     fi
     [[ -z "${report}" || -f "${report}" ]] || report=""
+    # Each server's verdict of a run over several servers (names checked again: each becomes an
+    # output name), and all of them as one JSON object.
+    local decisions="" line server_name server_decision
+    while IFS= read -r line; do
+        server_name="${line#decision-}"
+        server_name="${server_name%%=*}"
+        server_decision="${line##*=}"
+        valid_server_name "${server_name}" || continue
+        set_output "decision-${server_name}" "${server_decision}"
+        decisions+="${decisions:+,}\"${server_name}\":\"${server_decision}\""
+    done < <(grep -E '^decision-[A-Za-z0-9][A-Za-z0-9._-]{0,63}=(pass|block|invalid)$' "${out_file}" || true)
+    set_output decisions "{${decisions}}"
     local recorded
     recorded="$(value_of decision "${out_file}")"
     if [[ -n "${recorded}" && "${recorded}" != "${decision}" ]]; then
@@ -599,8 +736,9 @@ cmd_gate() {
     if [[ "${decision}" == invalid && "${judge}" == claude-code && -z "${token}" ]]; then
         local stage=""
         if [[ -n "${report}" ]]; then
-            # Without jq the nested field is matched on its own line.
-            stage="$(report_field "${report}" .error.stage stage)"
+            # Without jq the nested field is matched on its own line. Over several servers, a
+            # server the judge could not score counts.
+            stage="$(report_field "${report}" '.error.stage // ([.servers[]?.report.error.stage | select(. == "judge")] | first)' stage)"
             if [[ -z "${stage}" ]] && ! command -v jq >/dev/null 2>&1; then
                 stage="$(sed -n 's/^    "stage": "\(.*\)",\{0,1\}$/\1/p' "${report}" | head -n 1)"
             fi

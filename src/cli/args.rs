@@ -180,7 +180,7 @@ pub struct GateArgs {
     #[arg(
         long,
         value_name = "CAPTURE",
-        conflicts_with_all = ["check", "base", "head", "base_export", "head_export"]
+        conflicts_with_all = ["check", "base", "head", "base_export", "head_export", "base_exports", "head_exports"]
     )]
     pub calibrate: Option<PathBuf>,
     /// Also run the selection check: the case suite (tdqs-eval.toml) on both sides with the same
@@ -197,7 +197,7 @@ pub struct GateArgs {
         long,
         value_name = "N",
         requires = "calibrate",
-        conflicts_with_all = ["check", "base", "head", "base_export", "head_export"]
+        conflicts_with_all = ["check", "base", "head", "base_export", "head_export", "base_exports", "head_exports"]
     )]
     pub runs: Option<usize>,
 }
@@ -220,6 +220,13 @@ pub struct SidesArgs {
     /// Use this export file as the head instead of starting a server.
     #[arg(long, value_name = "FILE")]
     pub head_export: Option<PathBuf>,
+    /// Several servers from export files: a folder holding one `NAME.json` export (or a
+    /// `NAME.failed` note) per server, for the base. Goes with --head-exports.
+    #[arg(long, value_name = "DIR")]
+    pub base_exports: Option<PathBuf>,
+    /// The head's folder of export files, one per server (see --base-exports).
+    #[arg(long, value_name = "DIR")]
+    pub head_exports: Option<PathBuf>,
     /// Where the report goes (default: `.tool-definition-score` at the repository's root, or in
     /// the current folder outside a repository).
     #[arg(long, value_name = "DIR")]
@@ -278,6 +285,11 @@ pub struct ExportArgs {
     /// Write the export here (default: standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Start no server: print the names of the servers a gate run would cover, one a line (the
+    /// `[[server]]` tables of the revision's tdqs-gate.toml, or the --server names), and
+    /// nothing for a single server.
+    #[arg(long, conflicts_with = "output")]
+    pub list_servers: bool,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]

@@ -119,7 +119,49 @@ pub(super) fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
     })
 }
 
+/// `--base-exports DIR --head-exports DIR`: both folders or neither, and nothing else for the
+/// sides.
+fn export_dirs(args: &SidesArgs) -> Result<Option<(SideSource, SideSource)>, Error> {
+    match (&args.base_exports, &args.head_exports) {
+        (None, None) => Ok(None),
+        (Some(base), Some(head)) => {
+            if args.base.is_some()
+                || args.head.is_some()
+                || args.base_export.is_some()
+                || args.head_export.is_some()
+            {
+                return Err(Error::usage(
+                    "--base-exports/--head-exports give both sides of every server; --base, \
+                     --head, --base-export and --head-export cannot go with them",
+                )
+                .with_advice("give the sides either as two export folders or in one other way"));
+            }
+            Ok(Some((
+                SideSource::ExportDir(base.clone()),
+                SideSource::ExportDir(head.clone()),
+            )))
+        }
+        _ => Err(Error::usage(
+            "--base-exports and --head-exports go together (one folder of export files per side)",
+        )
+        .with_advice(
+            "pass both folders, e.g. --base-exports exports/base --head-exports exports/head",
+        )),
+    }
+}
+
 fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
+    if let Some((base, head)) = export_dirs(args)? {
+        let mut opts = gate_options(&SidesArgs {
+            base: Some(String::new()),
+            base_exports: None,
+            head_exports: None,
+            ..args.clone()
+        })?;
+        opts.base = base;
+        opts.head = head;
+        return Ok(opts);
+    }
     let base = match (&args.base_export, &args.base) {
         (Some(file), None) => SideSource::ExportFile(file.clone()),
         (None, Some(rev)) => SideSource::Revision(rev.clone()),
@@ -269,7 +311,11 @@ fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
         full_report: args.full_report,
         eval: None,
     };
-    if args.base.is_some() || args.base_export.is_some() {
+    if args.base.is_some()
+        || args.base_export.is_some()
+        || args.base_exports.is_some()
+        || args.head_exports.is_some()
+    {
         let given = gate_options(args)?;
         opts.base = given.base;
         opts.head = given.head;
@@ -333,6 +379,18 @@ fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
 
 async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     let server = server_options(&args.server)?;
+    if args.list_servers {
+        let names = gate::export_dirs::list_servers(
+            args.repo.repo.as_deref(),
+            args.rev.as_deref(),
+            &server,
+        )?;
+        let mut out = std::io::stdout();
+        for name in names {
+            let _ = writeln!(out, "{name}");
+        }
+        return Ok(Verdict::Pass);
+    }
     let source = match &args.rev {
         Some(rev) => SideSource::Revision(rev.clone()),
         None => SideSource::WorkingTree,

@@ -563,6 +563,18 @@ async fn check_summarised(
 /// Runs `--check`.
 pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     let report = match read_any_report(path) {
+        Ok(AnyReport::Single(_))
+            if matches!(opts.base, SideSource::ExportDir(_))
+                || matches!(opts.head, SideSource::ExportDir(_)) =>
+        {
+            return invalid(
+                Error::usage(
+                    "--base-exports/--head-exports check a report over several servers, and \
+                     this report has one",
+                )
+                .with_advice("pass that server's files with --base-export and --head-export"),
+            )
+        }
         Ok(AnyReport::Single(report)) => *report,
         Ok(AnyReport::Monorepo(report)) => {
             return match check_monorepo(&report, opts, progress).await {
@@ -738,6 +750,9 @@ async fn check_monorepo(
     let mut current = opts.clone();
     current.base = from_report(&first.base_revision, &first.base_commit, &opts.base)?;
     current.head = from_report(&first.head_revision, &first.head_commit, &opts.head)?;
+    if let (SideSource::ExportDir(_), SideSource::ExportDir(_)) = (&current.base, &current.head) {
+        return check_from_folders(report, &pins, &current).await;
+    }
     if matches!(current.base, SideSource::ExportFile(_))
         || matches!(current.head, SideSource::ExportFile(_))
     {
@@ -771,6 +786,42 @@ async fn check_monorepo(
             .await
             .map_err(|e| e.context(&context))?;
         fresh_exports_match(&server.report, &pins, &b.export, &h.export)
+            .await
+            .map_err(|e| e.context(&context))?;
+    }
+    Ok(())
+}
+
+/// `--check` of a report over several servers against folders of export files
+/// (`--base-exports`/`--head-exports`): the folders must hold exactly the report's servers, and
+/// each server's exports must be the recorded ones.
+async fn check_from_folders(
+    report: &MonorepoReport,
+    pins: &Pins,
+    current: &GateOptions,
+) -> Result<(), Error> {
+    let mut given = current.clone();
+    given.server.servers.clear();
+    let folders = super::export_dirs::open(&given)?;
+    let recorded: Vec<String> = report.servers.iter().map(|s| s.name.clone()).collect();
+    let mut sorted = recorded.clone();
+    sorted.sort();
+    if folders.names != sorted {
+        return Err(differs(format!(
+            "the export folders hold the servers {} but the report has {}",
+            folders.names.join(", "),
+            recorded.join(", ")
+        )));
+    }
+    for server in &report.servers {
+        let context = format!("server `{}`", server.name);
+        let (b, h, _) = super::export_dirs::sides_of(
+            &server.name,
+            folders.base.get(&server.name),
+            folders.head.get(&server.name),
+        )
+        .map_err(|e| e.context(&context))?;
+        fresh_exports_match(&server.report, pins, &b.export, &h.export)
             .await
             .map_err(|e| e.context(&context))?;
     }

@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod decision;
+pub mod export_dirs;
 pub mod hook;
 pub mod judges;
 pub mod monorepo;
@@ -285,6 +286,20 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
             };
         }
     };
+    // Several servers from folders of export files (the GitHub Action's scoring step).
+    match (&opts.base, &opts.head) {
+        (SideSource::ExportDir(_), SideSource::ExportDir(_)) => {
+            return export_dirs::run(opts, progress, pins).await
+        }
+        (SideSource::ExportDir(_), _) | (_, SideSource::ExportDir(_)) => {
+            return monorepo::failed(
+                opts,
+                Error::usage("--base-exports and --head-exports go together")
+                    .with_advice("pass both folders, or neither"),
+            )
+        }
+        _ => {}
+    }
     // Several servers ([[server]] tables, or --server given more than once) are gated by
     // `monorepo`; both sides must then be trees. Trees that fail to open are left to the
     // single-server path, which reports the failure as it always has.

@@ -297,7 +297,7 @@ pub(super) async fn export_pair(
 }
 
 /// Writes the report (every run writes one, an INVALID one included) and the GitHub outputs.
-fn finish(opts: &GateOptions, report: MonorepoReport) -> Outcome {
+pub(super) fn finish(opts: &GateOptions, report: MonorepoReport) -> Outcome {
     let mut outcome = Outcome {
         verdict: report.decision,
         report: None,

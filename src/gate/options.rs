@@ -101,6 +101,9 @@ pub enum SideSource {
     WorkingTree,
     /// A ready-made export file.
     ExportFile(PathBuf),
+    /// A folder of ready-made export files, one per server (`NAME.json`), for a run over
+    /// several servers (see `gate::export_dirs`).
+    ExportDir(PathBuf),
 }
 
 #[derive(Debug, Clone)]

@@ -33,7 +33,7 @@ pub(crate) struct SideExport {
     pub blind: Option<String>,
 }
 
-pub(super) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
+pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
     let export = crate::export::file::read_export(path)?;
     tdqs_core::digest::verify_export(&export)
         .map_err(|e| e.context(format!("the export file {}", path.display())))?;
@@ -313,6 +313,7 @@ pub(super) fn side_of(repo: &revision::Repo, source: &SideSource) -> Result<Side
         SideSource::Revision(rev) => repo.checkout(rev),
         SideSource::WorkingTree => repo.working_tree(),
         SideSource::ExportFile(_) => Err(Error::internal("an export file has no tree")),
+        SideSource::ExportDir(_) => Err(Error::internal("an export folder has no tree")),
     }
 }
 

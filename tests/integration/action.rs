@@ -1998,3 +1998,5 @@ fn issue_16_the_eval_input_runs_the_selection_check() {
     .unwrap();
     assert!(report.get("eval").is_none());
 }
+
+mod issue_17_monorepo;

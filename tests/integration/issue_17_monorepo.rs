@@ -8,7 +8,7 @@ use crate::gate::harness::*;
 const WORSE: &str = "Closes an issue.";
 
 /// Two servers, `api` and `web`, each the example server with its own tool set.
-const TWO_SERVERS: &str =
+pub(crate) const TWO_SERVERS: &str =
     "[[server]]\nname = \"api\"\ncommand = \"python3 {root}/api/server.py\"\n\n\
 [[server]]\nname = \"web\"\ncommand = \"python3 {root}/web/server.py\"\n";
 
@@ -32,7 +32,7 @@ fn web_tools() -> Value {
 
 /// `main` holds both servers and `config`; the working tree is the same until the test
 /// changes it.
-fn monorepo(config: &str) -> Setup {
+pub(crate) fn monorepo(config: &str) -> Setup {
     let setup = Setup::new(&base_tools());
     for (dir, tools) in [("api", api_tools()), ("web", web_tools())] {
         setup
@@ -48,7 +48,7 @@ fn monorepo(config: &str) -> Setup {
 }
 
 /// The entry of server `name` in a monorepo report.
-fn server<'a>(report: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn server<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["servers"]
         .as_array()
         .unwrap_or_else(|| panic!("no servers in {report:#}"))
@@ -58,7 +58,7 @@ fn server<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no server {name} in {report:#}"))
 }
 
-fn names(report: &Value) -> Vec<String> {
+pub(crate) fn names(report: &Value) -> Vec<String> {
     report["servers"]
         .as_array()
         .unwrap()
@@ -68,7 +68,7 @@ fn names(report: &Value) -> Vec<String> {
 }
 
 /// The API server's `close_issue` said worse, and the fake dropping it on every pair.
-fn api_falls(setup: &Setup) {
+pub(crate) fn api_falls(setup: &Setup) {
     setup.repo.write(
         "api/tools.json",
         &pretty(&with_description(&api_tools(), "close_issue", WORSE)),
@@ -78,7 +78,7 @@ fn api_falls(setup: &Setup) {
         .control(script(vec![tool_rule("close_issue", Some(WORSE), None, 2)]));
 }
 
-fn assert_unscored_pass(report: &Value) {
+pub(crate) fn assert_unscored_pass(report: &Value) {
     assert_eq!(report["decision"], "pass", "{report:#}");
     assert_eq!(report["scored"], false);
     assert_eq!(report["pairs"], json!([]));

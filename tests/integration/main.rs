@@ -17,6 +17,7 @@ mod issue_14_report;
 mod issue_16_judges;
 mod issue_16_monorepo;
 mod issue_17;
+mod issue_17_export_dirs;
 mod issue_17_monorepo;
 mod launch;
 mod lint;
