@@ -286,10 +286,13 @@ impl OutputTail {
             Some(newline) => (newline + 1, &bytes[newline + 1..]),
             None => (0, &bytes[..]),
         };
+        // What is kept may begin inside a secret: a long line (no newline kept) or a secret of
+        // several lines (a PEM key) cut by the ring. Its end part is masked here, where the cut
+        // is known; whole secrets are masked by the callers as before.
         format!(
             "[… {} earlier bytes not shown]\n{}",
             ring.dropped + skipped as u64,
-            String::from_utf8_lossy(rest)
+            tdqs_core::redact::redact_cut_start(&String::from_utf8_lossy(rest))
         )
     }
 

@@ -1,0 +1,45 @@
+//! Security review, round 2: the one process runner's stderr tail. The eval tests of this round
+//! (`security_r2_eval_*`, `security_r2_gate_ignores_*`) live in `eval.rs` beside their helpers.
+
+use crate::gate::harness::*;
+
+/// Handed to the server on purpose through its configuration (so it is masked).
+const TOKEN: &str = "svc-r2-partial-0123456789abcdef";
+
+/// The stderr tail keeps the last 64 KiB. A server prints a secret it was handed, then so many
+/// bytes without a newline that the tail begins two characters into the secret: the rest of
+/// the secret must not reach the error (masking only recognises the whole value).
+#[test]
+fn security_r2_a_secret_cut_by_the_stderr_tail_is_not_half_shown() {
+    let setup = Setup::new(&base_tools());
+    let fill = 64 * 1024 + 2 - TOKEN.len();
+    setup.repo.write(
+        "tdqs-gate.toml",
+        &format!(
+            "[server]\ncommand = [\"sh\", \"-c\", \"printf %s \\\"$SERVICE_TOKEN\\\" >&2; \
+             head -c {fill} /dev/zero | tr '\\\\0' a >&2; exit 3\"]\n\
+             [server.env]\nSERVICE_TOKEN = \"${{SERVICE_TOKEN}}\"\n"
+        ),
+    );
+    setup
+        .repo
+        .commit_all("a server that prints a secret, then a long line");
+    let mut args: Vec<String> = vec!["--base".into(), "main".into()];
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = setup.run_with(&refs, |command| {
+        command.env("SERVICE_TOKEN", TOKEN);
+    });
+    run.assert_code(2);
+    let mut text = format!("{}\n{}", run.stdout, run.stderr);
+    for name in ["tool-definition-score.json", "tool-definition-score.md"] {
+        if let Ok(file) = std::fs::read_to_string(run.report_dir.join(name)) {
+            text.push_str(&file);
+        }
+    }
+    // The run did show the tail (so the cut was exercised) ...
+    assert!(text.contains("aaaaaaaaaaaaaaaa"), "{}", run.describe());
+    // ... and no recognisable part of the secret.
+    assert!(!text.contains(&TOKEN[2..]), "{}", run.describe());
+    assert!(!text.contains("0123456789abcdef"), "{}", run.describe());
+}
