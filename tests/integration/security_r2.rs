@@ -3,6 +3,8 @@
 
 use crate::gate::harness::*;
 
+const FAKE_SERVER: &str = env!("CARGO_BIN_EXE_fake-mcp-server");
+
 /// Handed to the server on purpose through its configuration (so it is masked).
 const TOKEN: &str = "svc-r2-partial-0123456789abcdef";
 
@@ -42,4 +44,46 @@ fn security_r2_a_secret_cut_by_the_stderr_tail_is_not_half_shown() {
     // ... and no recognisable part of the secret.
     assert!(!text.contains(&TOKEN[2..]), "{}", run.describe());
     assert!(!text.contains("0123456789abcdef"), "{}", run.describe());
+}
+
+/// A server detaches a daemon (`setsid`, re-parented to the gate as subreaper). It used to live
+/// until the gate exited — through the judging, the selection check and the report writing — so
+/// it could rewrite files the gate reads or writes next. It is now ended as soon as both
+/// servers have stopped: it never sees the judge start.
+#[test]
+#[cfg(target_os = "linux")]
+fn security_r2_a_detached_daemon_is_ended_before_the_judge_starts() {
+    let setup = Setup::new(&base_tools());
+    setup.set_head(&with_description(
+        &base_tools(),
+        "close_issue",
+        "Closes an open issue by its number. Use it when work on the issue is finished; \
+         reopen_issue undoes it. Returns the closed issue.",
+    ));
+    let witness = setup.work().join("witness");
+    let judge_log = setup.fake.program().with_file_name("fake-claude.log");
+    let daemon = format!(
+        "while :; do if [ -e {log} ]; then echo alive > {witness}; exit 0; fi; sleep 0.005; done",
+        log = judge_log.display(),
+        witness = witness.display()
+    );
+    let command = format!(
+        "sh -c '(setsid sh -c \"{daemon}\" &); exec {FAKE_SERVER} --tools {{root}}/tools.json'"
+    );
+    let mut args: Vec<String> = vec!["--base".into(), "main".into(), "--command".into(), command];
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = setup.run(&refs);
+    assert!(setup.fake.ever_started(), "{}", run.describe());
+    assert!(
+        !witness.exists(),
+        "the daemon was alive when the judge started: {}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("warning: ended"),
+        "the daemon is reported: {}",
+        run.describe()
+    );
+    assert!(matches!(run.code, 0 | 1), "{}", run.describe());
 }
