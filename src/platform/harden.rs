@@ -99,9 +99,7 @@ pub fn end_orphans() -> Vec<String> {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         killed.extend(std::mem::take(
-            &mut *ended_during_run()
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
+            &mut *ended_during_run().lock().unwrap_or_else(|e| e.into_inner()),
         ));
         killed.sort();
         killed.dedup();
