@@ -417,7 +417,12 @@ fn trusted_eval_answers(
     let Some(relative) = repo
         .workdir()
         .and_then(|w| eval.cache_dir.strip_prefix(w).ok())
-        .map(std::path::Path::to_path_buf)
+        // `./x` names the same folder as `x` (git's tree paths have no `.`).
+        .map(|p| {
+            p.components()
+                .filter(|c| matches!(c, std::path::Component::Normal(_)))
+                .collect::<std::path::PathBuf>()
+        })
     else {
         return Ok(Default::default());
     };
