@@ -87,3 +87,30 @@ fn security_r2_a_detached_daemon_is_ended_before_the_judge_starts() {
     );
     assert!(matches!(run.code, 0 | 1), "{}", run.describe());
 }
+
+/// What the gate trusts for cached selection answers: the base revision's committed cache, read
+/// from git's objects — regular files only (a committed link is left out, it could name any
+/// file), none over the size limit, and nothing from the working tree.
+#[test]
+fn security_r2_the_base_revisions_committed_cache_is_read_from_git_objects() {
+    use crate::support::gitrepo::GitRepo;
+    let repo = GitRepo::init();
+    repo.write(".tdqs/eval-cache/a.json", "{\"committed\":1}")
+        .write(".tdqs/eval-cache/big.json", &"x".repeat(200))
+        .write("outside.txt", "not a cache file")
+        .symlink(".tdqs/eval-cache/link.json", "../../outside.txt");
+    repo.commit_all("a committed cache");
+    // Uncommitted changes of the working tree are not what the base holds.
+    repo.write(".tdqs/eval-cache/a.json", "{\"forged\":1}")
+        .write(".tdqs/eval-cache/new.json", "{\"forged\":1}");
+    let opened = tdqs_gate::revision::Repo::open_without_pruning(Some(&repo.path)).unwrap();
+    let files = opened
+        .committed_files("HEAD", std::path::Path::new(".tdqs/eval-cache"), 10, 100)
+        .unwrap();
+    assert_eq!(files.keys().collect::<Vec<_>>(), ["a.json"]);
+    assert_eq!(files["a.json"], b"{\"committed\":1}");
+    let none = opened
+        .committed_files("HEAD", std::path::Path::new("no/such"), 10, 100)
+        .unwrap();
+    assert!(none.is_empty());
+}
