@@ -48,7 +48,7 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
         Some(EvalModeArg::LiveModel) => Mode::LiveModel,
         Some(EvalModeArg::Synthetic) | None => Mode::Synthetic,
     };
-    let suite = suite::load(&cases_path)?;
+    let suite = suite::load(&cases_path, args.cases.is_none().then_some(root.as_path()))?;
     let judge = match mode {
         Mode::LiveModel => {
             let judge = judge_options(&args.judge)?;
@@ -81,6 +81,8 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
             .eval_cache
             .clone()
             .unwrap_or_else(|| root.join(cache::DEFAULT_DIR)),
+        cache_tree: args.eval_cache.is_none().then(|| root.clone()),
+        trusted_answers: None,
         offline: args.offline,
         max_cost_tokens: args.max_cost,
         pace: args.pace.map(Duration::from_secs_f64),
@@ -214,7 +216,10 @@ pub(super) fn gate_eval(
         .clone()
         .or_else(|| table.cases.as_ref().map(|p| root.join(p)))
         .unwrap_or_else(|| root.join(suite::SUITE_FILE));
-    let suite = suite::load(&cases_path)?;
+    let suite = suite::load(
+        &cases_path,
+        args.eval_cases.is_none().then_some(root.as_path()),
+    )?;
     let judge = match mode {
         Mode::LiveModel => {
             eval::live_identity(&opts.judge)?;
@@ -222,17 +227,20 @@ pub(super) fn gate_eval(
         }
         Mode::Synthetic => None,
     };
+    let cache_rel = table
+        .cache
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(cache::DEFAULT_DIR));
     Ok(Some(crate::gate::GateEval {
         suite,
         cases_path,
         options: EvalOptions {
             mode,
             judge,
-            cache_dir: table
-                .cache
-                .as_ref()
-                .map(|p| root.join(p))
-                .unwrap_or_else(|| root.join(cache::DEFAULT_DIR)),
+            cache_dir: root.join(&cache_rel),
+            cache_tree: Some(root.clone()),
+            // The gate fills this from the base revision's committed cache.
+            trusted_answers: None,
             offline: table.offline,
             max_cost_tokens: table.max_cost,
             pace: table.pace.map(Duration::from_secs_f64),

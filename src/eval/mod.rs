@@ -48,6 +48,14 @@ pub struct EvalOptions {
     pub judge: Option<JudgeOptions>,
     /// Where answers are cached (`.tdqs/eval-cache` at the repository root by default).
     pub cache_dir: PathBuf,
+    /// The repository `cache_dir` was found in (the default folder or `[eval] cache`): no
+    /// symbolic link below it is followed. `None` for a folder given on the command line.
+    pub cache_tree: Option<PathBuf>,
+    /// The gate's cached answers: when set, answers are read only from this map (the base
+    /// revision's committed cache, by file name) and never from `cache_dir`, which in a pull
+    /// request is the head's — a head could commit made-up answers there. New answers are
+    /// still written to `cache_dir`.
+    pub trusted_answers: Option<Arc<std::collections::BTreeMap<String, Vec<u8>>>>,
     /// Replay the cache only: no key, no network; a missing answer is an error.
     pub offline: bool,
     /// Most tokens (input + output) the calls of this run may spend; once spent, the run stops.
@@ -141,7 +149,18 @@ async fn ask_live(
     let user = selection_user(tools, request);
     let who = format!("{}\n{}", identity.selector, identity.model);
     let key = cache_key(&who, &system, &user, digest);
-    if let Some(entry) = cache::get(&opts.cache_dir, &key)? {
+    let cached = match &opts.trusted_answers {
+        Some(answers) => match answers.get(&format!("{key}.json")) {
+            Some(bytes) => Some(cache::parse(
+                &opts.cache_dir.join(format!("{key}.json")),
+                &key,
+                bytes,
+            )?),
+            None => None,
+        },
+        None => cache::get(&opts.cache_dir, opts.cache_tree.as_deref(), &key)?,
+    };
+    if let Some(entry) = cached {
         spend.cached += 1;
         return parse_selection_answer(&entry.text).map_err(|why| {
             Error::new(
@@ -158,10 +177,15 @@ async fn ask_live(
         return Err(Error::new(
             Stage::Eval,
             format!(
-                "--offline: no cached answer for case `{case_id}` from {} {} (key {key}) in {}",
+                "--offline: no cached answer for case `{case_id}` from {} {} (key {key}) in {}{}",
                 identity.selector,
                 identity.model,
-                opts.cache_dir.display()
+                opts.cache_dir.display(),
+                if opts.trusted_answers.is_some() {
+                    " as committed at the base revision (the gate reads no other cache)"
+                } else {
+                    ""
+                }
             ),
         )
         .with_advice(
@@ -213,6 +237,7 @@ async fn ask_live(
                     Ok(answer) => {
                         cache::put(
                             &opts.cache_dir,
+                            opts.cache_tree.as_deref(),
                             &cache::Entry {
                                 key: key.clone(),
                                 selector: identity.selector.clone(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::eval::case::Suite;
 
-use crate::platform::safe_file::{read_regular, Links, ReadError};
+use crate::platform::safe_file::{first_link_below, read_regular, Links, ReadError};
 
 /// The case file's name at the repository root.
 pub const SUITE_FILE: &str = "tdqs-eval.toml";
@@ -20,8 +20,31 @@ const FORMAT_ADVICE: &str = "see docs/eval.md (\"The case file\"): `version = 1`
 
 /// Reads and checks a case file. A missing file, bad TOML, an unknown key or an inconsistent
 /// case is an error naming the file and every problem.
-pub fn load(path: &Path) -> Result<Suite, Error> {
-    let bytes = match read_regular(path, Links::Follow, MAX_SUITE_BYTES) {
+///
+/// `tree` is the repository the path was found in (the default file, or `[eval] cases`) — in a
+/// pull request, the head's tree: then no symbolic link below it is followed, since a link could
+/// point the read at a file outside the repository whose lines a TOML error would quote. A path
+/// given on the command line (`tree` = `None`) is trusted and followed.
+pub fn load(path: &Path, tree: Option<&Path>) -> Result<Suite, Error> {
+    if let Some(link) = tree.and_then(|root| first_link_below(root, path)) {
+        return Err(Error::new(
+            Stage::Eval,
+            format!(
+                "the case file {} is reached through the symbolic link {}, which is not followed",
+                path.display(),
+                link.display()
+            ),
+        )
+        .with_advice(
+            "commit the case file itself at that path, or give a trusted path with --cases / --eval-cases",
+        ));
+    }
+    let links = if tree.is_some() {
+        Links::Refuse
+    } else {
+        Links::Follow
+    };
+    let bytes = match read_regular(path, links, MAX_SUITE_BYTES) {
         Ok(b) => b,
         Err(ReadError::NotFound) => {
             return Err(Error::new(

@@ -364,6 +364,9 @@ async fn selection_check(
     let mut options = gate_eval.options.clone();
     // A tool the head removed is a miss to measure there, not a broken suite.
     options.allow_unknown_tools = true;
+    // Cached answers come only from the base revision's committed cache, never from the working
+    // tree's (the head's in a pull request, which could commit made-up answers for either side).
+    options.trusted_answers = Some(std::sync::Arc::new(trusted_eval_answers(opts, &options)?));
     let lint_config = crate::lint::LintConfig::default();
     let base_lint = crate::lint::lint_export(&base.export, &lint_config);
     let head_lint = crate::lint::lint_export(&head.export, &lint_config);
@@ -406,6 +409,45 @@ async fn selection_check(
     }
     draft.eval = Some(check);
     Ok((verdict, reason, medians))
+}
+
+/// Most answers read from the base revision's committed eval cache.
+const MAX_TRUSTED_ANSWERS: usize = 50_000;
+
+/// The eval cache as committed at the base revision (file name → bytes): reviewed when it was
+/// merged, unlike the working tree's folder, which a pull request writes. Empty when the base is
+/// not a revision of this repository, in synthetic mode (which asks no model), or when the
+/// cache folder is not inside the working tree.
+fn trusted_eval_answers(
+    opts: &GateOptions,
+    eval: &crate::eval::EvalOptions,
+) -> Result<std::collections::BTreeMap<String, Vec<u8>>, Error> {
+    let SideSource::Revision(rev) = &opts.base else {
+        return Ok(Default::default());
+    };
+    if eval.mode != tdqs_core::eval::Mode::LiveModel {
+        return Ok(Default::default());
+    }
+    let repo = crate::revision::Repo::open_without_pruning(opts.repo.as_deref())?;
+    let Some(relative) = repo
+        .workdir()
+        .and_then(|w| eval.cache_dir.strip_prefix(w).ok())
+        // `./x` names the same folder as `x` (git's tree paths have no `.`).
+        .map(|p| {
+            p.components()
+                .filter(|c| matches!(c, std::path::Component::Normal(_)))
+                .collect::<std::path::PathBuf>()
+        })
+    else {
+        return Ok(Default::default());
+    };
+    repo.committed_files(
+        rev,
+        &relative,
+        MAX_TRUSTED_ANSWERS,
+        crate::eval::cache::MAX_ENTRY_BYTES as usize,
+    )
+    .map_err(|e| e.context("reading the base revision's eval cache"))
 }
 
 /// The reason of a PASS on unchanged definitions (`--check` recomputes it).

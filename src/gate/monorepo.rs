@@ -284,6 +284,8 @@ pub(super) async fn export_pair(
         sides::export_in(base, plan, probe, progress, &base_label),
         sides::export_in(head, plan, probe, progress, &head_label),
     );
+    // Both servers are stopped: nothing they left running may outlive their export.
+    crate::platform::harden::end_detached();
     let temporary = |side: &Side| side.is_temporary().then(|| side.root.clone());
     let b = b
         .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), &base.commit))

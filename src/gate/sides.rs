@@ -416,6 +416,8 @@ pub(super) async fn obtain_from(
                 }
             };
             let (base, head) = tokio::join!(base_fut, head_fut);
+            // Both servers are stopped: nothing of the pull request's may run from here on.
+            crate::platform::harden::end_detached();
             let base = base.map_err(|e| e.context("base"))?;
             let mut head = head.map_err(|e| e.context("head"))?;
             head.decision = decision;

@@ -715,7 +715,8 @@ async fn run_bounded(command: Command, input: &[u8], limit: Duration) -> std::io
         status,
         stdout: run.stdout,
         stdout_overflow: run.stdout_overflow,
-        stderr_tail: run.tail.bytes(),
+        // text(): a cut first line is left out and a cut secret masked.
+        stderr_tail: run.tail.text().into_bytes(),
         timed_out,
     })
 }

@@ -98,9 +98,62 @@ pub fn end_orphans() -> Vec<String> {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+        killed.extend(std::mem::take(
+            &mut *ended_during_run().lock().unwrap_or_else(|e| e.into_inner()),
+        ));
         killed.sort();
         killed.dedup();
         killed
+    }
+}
+
+/// Processes [`end_detached`] ended during the run, for [`end_orphans`]'s report.
+fn ended_during_run() -> &'static std::sync::Mutex<Vec<String>> {
+    static ENDED: std::sync::OnceLock<std::sync::Mutex<Vec<String>>> = std::sync::OnceLock::new();
+    ENDED.get_or_init(Default::default)
+}
+
+/// Ends, during a run, every process that detached from the gate's children: direct children of
+/// the gate (re-parented to it as subreaper) that lead no process group the gate started.
+/// Called once the servers of both sides are stopped, so a daemon left by pull-request code
+/// does not keep running (writing into the trees, racing the checks of files the gate reads or
+/// writes next) while the judge scores and the report is written. The gate's own children
+/// (a Claude Code call in flight) are spared: each is registered with its group under the same
+/// lock it is spawned under. Killed processes are not reaped here (the runtime may own some
+/// zombie); [`end_orphans`] reaps them and reports them with the rest.
+pub fn end_detached() {
+    #[cfg(target_os = "linux")]
+    {
+        let me = std::process::id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        loop {
+            let killed = crate::platform::process::with_live_groups(|live| {
+                let mut killed = Vec::new();
+                for pid in super::procfs::processes().into_iter().map(|(pid, _)| pid) {
+                    let Some(stat) = super::procfs::stat(pid) else {
+                        continue;
+                    };
+                    if stat.ppid != me || stat.is_zombie() || live.contains(&stat.pgrp) {
+                        continue;
+                    }
+                    let command = crate::platform::ownership::command_line(pid);
+                    // SAFETY: kill(2) on a process whose parent is this process.
+                    if unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) } == 0 {
+                        killed.push(format!("pid {pid} ({command})"));
+                    }
+                }
+                killed
+            });
+            if killed.is_empty() || std::time::Instant::now() > deadline {
+                break;
+            }
+            ended_during_run()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(killed);
+            // Their own children are re-parented to the gate in turn.
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }
 

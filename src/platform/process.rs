@@ -62,6 +62,13 @@ pub fn kill_live_groups() {
     }
 }
 
+/// Runs `f` with the process groups currently owned, holding the registry's lock: no child
+/// is spawned meanwhile.
+pub(crate) fn with_live_groups<R>(f: impl FnOnce(&HashSet<i32>) -> R) -> R {
+    let live = live_groups().lock().unwrap_or_else(|e| e.into_inner());
+    f(&live)
+}
+
 /// Number of process groups currently owned (started and not yet cleaned up).
 pub fn live_group_count() -> usize {
     live_groups()
@@ -90,14 +97,6 @@ struct GroupGuard {
 }
 
 impl GroupGuard {
-    fn new(pgid: i32) -> Self {
-        live_groups()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(pgid);
-        GroupGuard { pgid, armed: true }
-    }
-
     /// The final sweep: whatever is left of the group after the leader was reaped is killed.
     fn sweep_and_release(&mut self) {
         if group_has_members(self.pgid) {
@@ -151,12 +150,20 @@ impl OwnedChild {
     /// pipes are the caller's choice).
     pub fn spawn(command: &mut Command) -> io::Result<Self> {
         command.process_group(0).kill_on_drop(true);
+        // Spawned and registered under the registry's lock: a sweep of detached processes
+        // (`harden::end_detached`) never sees one of ours unregistered.
+        let mut live = live_groups().lock().unwrap_or_else(|e| e.into_inner());
         let child = command.spawn()?;
         let pid = child
             .id()
             .ok_or_else(|| io::Error::other("a just-spawned child has no pid"))?;
         // The group id equals the leader's pid because of process_group(0).
-        let guard = GroupGuard::new(pid as i32);
+        live.insert(pid as i32);
+        drop(live);
+        let guard = GroupGuard {
+            pgid: pid as i32,
+            armed: true,
+        };
         Ok(OwnedChild { child, pid, guard })
     }
 
@@ -286,10 +293,13 @@ impl OutputTail {
             Some(newline) => (newline + 1, &bytes[newline + 1..]),
             None => (0, &bytes[..]),
         };
+        // What is kept may begin inside a secret: a long line (no newline kept) or a secret of
+        // several lines (a PEM key) cut by the ring. Its end part is masked here, where the cut
+        // is known; whole secrets are masked by the callers as before.
         format!(
             "[… {} earlier bytes not shown]\n{}",
             ring.dropped + skipped as u64,
-            String::from_utf8_lossy(rest)
+            tdqs_core::redact::redact_cut_start(&String::from_utf8_lossy(rest))
         )
     }
 

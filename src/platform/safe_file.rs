@@ -108,6 +108,31 @@ pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<
     Ok(bytes)
 }
 
+/// The first symbolic link among the components of `path` below `root` (`path` itself
+/// included), if any. Components that do not exist end the walk: nothing below them can be a
+/// link yet. A `path` outside `root` is returned as is (refused like a link). Used for paths an
+/// untrusted tree names (`[eval] cases` and `cache`): a link there could point a read or a
+/// write anywhere.
+pub(crate) fn first_link_below(root: &Path, path: &Path) -> Option<std::path::PathBuf> {
+    let Ok(rest) = path.strip_prefix(root) else {
+        return Some(path.to_path_buf());
+    };
+    let mut at = root.to_path_buf();
+    for component in rest.components() {
+        match component {
+            std::path::Component::Normal(name) => at.push(name),
+            std::path::Component::CurDir => continue,
+            _ => return Some(path.to_path_buf()),
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => return Some(at),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
 /// Whether `path` itself (not what it points to) is a symbolic link.
 pub fn is_symlink(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())

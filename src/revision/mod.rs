@@ -254,6 +254,52 @@ impl Repo {
         })
     }
 
+    /// The regular files (not links, not folders) directly inside folder `dir` of commit
+    /// `rev`'s tree, by name, read from the object database (nothing is checked out, so no link
+    /// is followed). A missing folder is an empty map; files over `max_bytes` and names beyond
+    /// the first `max_files` are left out.
+    pub fn committed_files(
+        &self,
+        rev: &str,
+        dir: &Path,
+        max_files: usize,
+        max_bytes: usize,
+    ) -> Result<std::collections::BTreeMap<String, Vec<u8>>> {
+        let oid = resolve::resolve_commit(&self.repo, rev, self.is_shallow())?;
+        let read_error = |e: git2::Error| {
+            Error::new(
+                Stage::Revision,
+                format!("cannot read {} at {rev}: {}", dir.display(), e.message()),
+            )
+        };
+        let tree = self
+            .repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(read_error)?;
+        let mut files = std::collections::BTreeMap::new();
+        let folder = match tree.get_path(dir) {
+            Ok(entry) if entry.kind() == Some(git2::ObjectType::Tree) => {
+                self.repo.find_tree(entry.id()).map_err(read_error)?
+            }
+            _ => return Ok(files),
+        };
+        for entry in folder.iter() {
+            if files.len() >= max_files {
+                break;
+            }
+            let regular = matches!(entry.filemode(), 0o100644 | 0o100755);
+            let (Some(name), true) = (entry.name(), regular) else {
+                continue;
+            };
+            let blob = self.repo.find_blob(entry.id()).map_err(read_error)?;
+            if blob.size() <= max_bytes {
+                files.insert(name.to_string(), blob.content().to_vec());
+            }
+        }
+        Ok(files)
+    }
+
     /// The working tree as it is, uncommitted changes included.
     pub fn working_tree(&self) -> Result<Side> {
         let root = self.workdir().ok_or_else(|| {

@@ -490,7 +490,7 @@ fn issue_16_item_2_misconfigured_live_runs_fail_loudly_never_falling_back() {
 // ---------------------------------------------------------------------------------------------
 // The gate's opt-in selection check.
 
-mod gate_check {
+pub(crate) mod gate_check {
     use super::*;
     use tdqs_core::exit::Verdict;
     use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
@@ -670,6 +670,8 @@ mod gate_check {
                     mode: tdqs_core::eval::Mode::LiveModel,
                     judge: Some(judge),
                     cache_dir: dir.join("eval-cache"),
+                    cache_tree: None,
+                    trusted_answers: None,
                     offline: false,
                     max_cost_tokens: None,
                     pace: None,
@@ -753,6 +755,44 @@ mod gate_check {
         check_opts.report_dir = dir.path().join("recheck");
         let rechecked = gate::check::run(&written.json, &check_opts, Arc::new(NoProgress)).await;
         assert_eq!(rechecked.verdict, Verdict::Block, "{:?}", rechecked.error);
+    }
+
+    /// A pull request commits made-up answers into the working tree's eval cache (the keys are
+    /// computable from public inputs): the gate must not read them. Before the fix the second
+    /// run replayed the forged answers and PASSed a head whose selection fell in 18 cases.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn security_r2_gate_ignores_a_poisoned_eval_cache_in_the_working_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = api("claude-test-model".into());
+        let first = gate::run(&options(dir.path(), &server, true), Arc::new(NoProgress)).await;
+        assert_eq!(first.verdict, Verdict::Block, "{:?}", first.error);
+        // The forgery: every cached answer now names the case's expected tool.
+        let suite =
+            tdqs_gate::eval::suite::parse(&std::fs::read_to_string(cases("careful")).unwrap())
+                .unwrap();
+        let expected: BTreeMap<String, String> = suite
+            .cases
+            .iter()
+            .map(|c| (c.id.clone(), c.expect.as_str().to_string()))
+            .collect();
+        let cache = dir.path().join("eval-cache");
+        let mut forged = 0;
+        for file in std::fs::read_dir(&cache).unwrap() {
+            let path = file.unwrap().path();
+            let mut entry: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let tool = &expected[entry["caseId"].as_str().unwrap()];
+            entry["text"] = json!(json!({"tool": tool, "arguments": {}, "confidence": 0.9,
+                                         "reason": "forged"})
+            .to_string());
+            std::fs::write(&path, entry.to_string()).unwrap();
+            forged += 1;
+        }
+        assert!(forged >= 22, "{forged}");
+        let again = gate::run(&options(dir.path(), &server, true), Arc::new(NoProgress)).await;
+        assert_eq!(again.verdict, Verdict::Block, "{:?}", again.error);
+        let check = again.report.unwrap().eval.unwrap();
+        assert_eq!((check.test.worse, check.test.better), (18, 0));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -976,4 +1016,141 @@ fn issue_16_item_5_eval_table_and_flag_turn_the_check_on_from_the_command_line()
         let out = gate(&[]);
         assert_eq!(out.status.code(), Some(2), "{table}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths the head's tree shapes (security review, round 2).
+
+/// The head's case file is a link to a file outside the repository (here a one-line
+/// credentials file): the gate must not read it, since a TOML error quotes the offending line.
+/// The same through a linked folder named by `[eval] cases`.
+#[test]
+fn security_r2_eval_case_file_behind_a_link_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    const SECRET: &str = "sk-r2-case-file-0123456789abcdef";
+    std::fs::write(
+        outside.path().join("credentials"),
+        format!("{{\"accessToken\":\"{SECRET}\"}}\n"),
+    )
+    .unwrap();
+    std::fs::create_dir(outside.path().join("sub")).unwrap();
+    std::fs::write(
+        outside.path().join("sub/cases.toml"),
+        format!("token = {SECRET}\n"),
+    )
+    .unwrap();
+    let base = gate_check::export_file(dir.path(), "base", gate_check::careful_tools());
+    let mut tools = gate_check::careful_tools();
+    tools[0]["description"] = json!("Changed.");
+    let head = gate_check::export_file(dir.path(), "head", tools);
+    let gate = || {
+        std::process::Command::new(GATE)
+            .current_dir(dir.path())
+            .arg("--repo")
+            .arg(dir.path())
+            .arg("--base-export")
+            .arg(&base)
+            .arg("--head-export")
+            .arg(&head)
+            .args(["--judge", "static", "--report-dir", "report"])
+            .args(["--eval", "synthetic"])
+            .output()
+            .unwrap()
+    };
+    std::os::unix::fs::symlink(
+        outside.path().join("credentials"),
+        dir.path().join("tdqs-eval.toml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path().join("sub"), dir.path().join("sub")).unwrap();
+    for table in ["", "[eval]\ncases = \"sub/cases.toml\"\n"] {
+        std::fs::write(dir.path().join("tdqs-gate.toml"), table).unwrap();
+        let out = gate();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(2), "{table}: {all}");
+        assert!(!all.contains(SECRET), "{table}: {all}");
+        assert!(all.contains("symbolic link"), "{table}: {all}");
+        if let Ok(entries) = std::fs::read_dir(dir.path().join("report")) {
+            for e in entries {
+                let text = std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+                assert!(!text.contains(SECRET));
+            }
+        }
+    }
+    // A case file given on the command line is trusted: a link there is followed.
+    std::fs::remove_file(dir.path().join("tdqs-gate.toml")).unwrap();
+    std::fs::remove_file(dir.path().join("tdqs-eval.toml")).unwrap();
+    let real = dir.path().join("real-cases.toml");
+    std::fs::copy(cases("careful"), &real).unwrap();
+    std::os::unix::fs::symlink(&real, dir.path().join("tdqs-eval.toml")).unwrap();
+    let out = std::process::Command::new(GATE)
+        .current_dir(dir.path())
+        .arg("--repo")
+        .arg(dir.path())
+        .arg("--base-export")
+        .arg(&base)
+        .arg("--head-export")
+        .arg(&head)
+        .args(["--judge", "static", "--report-dir", "report", "-q"])
+        .args(["--eval", "synthetic", "--eval-cases"])
+        .arg(dir.path().join("tdqs-eval.toml"))
+        .output()
+        .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The repository's `.tdqs` folder is a link to a folder of the user: a live eval must not
+/// write its cached answers there (nor read them from there).
+#[test]
+fn security_r2_eval_cache_behind_a_link_is_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("notes.txt"), "mine").unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join(".tdqs")).unwrap();
+    let standin = stand_in();
+    let url = standin.server.url("");
+    let args = [
+        "--mode",
+        "live-model",
+        "--judge",
+        "openai",
+        "--model",
+        MODEL,
+        "--base-url",
+        &url,
+        "--json",
+    ];
+    let out = eval(dir.path(), "careful", &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    let names: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["notes.txt"]);
+    // The same folder given with --eval-cache is the user's choice: it is written.
+    let cache = outside.path().join("chosen");
+    let out = eval(
+        dir.path(),
+        "careful",
+        &[&args[..], &["--eval-cache", cache.to_str().unwrap()]].concat(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 22);
 }

@@ -26,5 +26,6 @@ mod process_runner;
 mod real_servers;
 mod revision;
 mod security;
+mod security_r2;
 mod spec;
 mod support;

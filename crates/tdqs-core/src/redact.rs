@@ -44,7 +44,32 @@ impl Redactor {
     pub fn is_empty(&self) -> bool {
         self.secrets.is_empty()
     }
+
+    /// For text whose beginning was cut away (the tail of a long output): masks the end part of
+    /// a secret (at least [`MIN_CUT_PART`] bytes) that the text starts with, which
+    /// [`Redactor::redact`] cannot recognise since the whole value is not there. Characters
+    /// replaced because the cut split them are skipped first. Then masks whole secrets.
+    pub fn redact_cut_start(&self, text: &str) -> String {
+        let start = text.len() - text.trim_start_matches('\u{fffd}').len();
+        let body = &text[start..];
+        let mut longest = 0;
+        for secret in &self.secrets {
+            for (i, _) in secret.char_indices().skip(1) {
+                let part = &secret[i..];
+                if part.len() >= MIN_CUT_PART && part.len() > longest && body.starts_with(part) {
+                    longest = part.len();
+                }
+            }
+        }
+        if longest == 0 {
+            return self.redact(text);
+        }
+        format!("{MASK}{}", self.redact(&body[longest..]))
+    }
 }
+
+/// The shortest end part of a secret that [`Redactor::redact_cut_start`] masks.
+pub const MIN_CUT_PART: usize = 4;
 
 fn global() -> &'static Mutex<Redactor> {
     static GLOBAL: OnceLock<Mutex<Redactor>> = OnceLock::new();
@@ -57,6 +82,14 @@ pub fn register_secret(secret: &str) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .add(secret);
+}
+
+/// [`Redactor::redact_cut_start`] with every registered secret.
+pub fn redact_cut_start(text: &str) -> String {
+    global()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .redact_cut_start(text)
 }
 
 /// Masks every registered secret in `text`.
@@ -163,6 +196,32 @@ pub fn is_credential_name(name: &str, context: NameContext) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn security_r2_redact_masks_the_end_of_a_cut_secret() {
+        let mut r = Redactor::new();
+        r.add("svc-r2-partial-0123456789abcdef");
+        r.add("-----BEGIN KEY-----\nAAAABBBBCCCC\nDDDDEEEEFFFF\n-----END KEY-----");
+        // A long line cut two characters into the secret.
+        assert_eq!(
+            r.redact_cut_start("c-r2-partial-0123456789abcdefaaaa"),
+            "[REDACTED]aaaa"
+        );
+        // A character split by the cut, then the rest of the secret.
+        assert_eq!(r.redact_cut_start("\u{fffd}cdefxyz"), "[REDACTED]xyz");
+        // A secret of several lines whose first lines were cut away.
+        assert_eq!(
+            r.redact_cut_start("DDDDEEEEFFFF\n-----END KEY-----\nnext"),
+            "[REDACTED]\nnext"
+        );
+        // Ordinary text, too short a part, and whole secrets further on.
+        assert_eq!(r.redact_cut_start("hello"), "hello");
+        assert_eq!(r.redact_cut_start("def and more"), "def and more");
+        assert_eq!(
+            r.redact_cut_start("x svc-r2-partial-0123456789abcdef"),
+            "x [REDACTED]"
+        );
+    }
 
     use NameContext::{CommandOption, GateEnv, Header, ServerEnv};
 

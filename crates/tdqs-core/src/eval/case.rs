@@ -140,10 +140,33 @@ pub struct Suite {
     pub cases: Vec<Case>,
 }
 
+/// Most cases a suite may hold (each is one model call per side in `live_model`).
+pub const MAX_CASES: usize = 2000;
+/// Longest case id, in characters.
+pub const MAX_ID_CHARS: usize = 128;
+/// Longest request, in characters.
+pub const MAX_REQUEST_CHARS: usize = 8000;
+/// Problems listed in one error; the rest are counted.
+const MAX_PROBLEMS_SHOWN: usize = 20;
+
 impl Suite {
     /// Checks what needs no server: the version, unique non-empty ids, non-empty requests, and
-    /// that `abstain` goes with `NO_TOOL` and only with it. Every problem is listed.
+    /// that `abstain` goes with `NO_TOOL` and only with it, and the limits ([`MAX_CASES`],
+    /// [`MAX_ID_CHARS`], [`MAX_REQUEST_CHARS`]). The first 20 problems are listed, the rest
+    /// counted.
     pub fn check(&self) -> Result<(), Vec<String>> {
+        let problems = self.problems();
+        if problems.is_empty() {
+            return Ok(());
+        }
+        let mut shown: Vec<String> = problems.iter().take(MAX_PROBLEMS_SHOWN).cloned().collect();
+        if problems.len() > MAX_PROBLEMS_SHOWN {
+            shown.push(format!("and {} more", problems.len() - MAX_PROBLEMS_SHOWN));
+        }
+        Err(shown)
+    }
+
+    fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         if self.version != SUITE_VERSION {
             problems.push(format!(
@@ -154,20 +177,41 @@ impl Suite {
         if self.cases.is_empty() {
             problems.push("the suite has no [[case]]".to_string());
         }
+        // The file may come from a pull request: every case is a model call on each side, and
+        // ids are quoted in the report and the job summary.
+        if self.cases.len() > MAX_CASES {
+            problems.push(format!(
+                "the suite has {} cases; at most {MAX_CASES} are run",
+                self.cases.len()
+            ));
+            return problems;
+        }
         let mut seen = BTreeSet::new();
         for (i, c) in self.cases.iter().enumerate() {
-            let at = if c.id.trim().is_empty() {
+            let unsafe_id = c.id.chars().count() > MAX_ID_CHARS
+                || c.id.chars().any(|ch| ch.is_control() || ch == '`');
+            let at = if c.id.trim().is_empty() || unsafe_id {
                 format!("case #{}", i + 1)
             } else {
                 format!("case `{}`", c.id)
             };
-            if c.id.trim().is_empty() {
+            if unsafe_id {
+                problems.push(format!(
+                    "case #{} has an id longer than {MAX_ID_CHARS} characters or holding a \
+                     control character or a backtick",
+                    i + 1
+                ));
+            } else if c.id.trim().is_empty() {
                 problems.push(format!("{at} has an empty id"));
             } else if !seen.insert(c.id.as_str()) {
                 problems.push(format!("{at}: the id is used twice"));
             }
             if c.request.trim().is_empty() {
                 problems.push(format!("{at} has an empty request"));
+            } else if c.request.chars().count() > MAX_REQUEST_CHARS {
+                problems.push(format!(
+                    "{at}: the request is longer than {MAX_REQUEST_CHARS} characters"
+                ));
             }
             match (c.kind, &c.expect) {
                 (CaseKind::Abstain, Choice::Tool(t)) => problems.push(format!(
@@ -191,11 +235,7 @@ impl Suite {
                 }
             }
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems)
-        }
+        problems
     }
 
     /// Tools the cases name (expected or sibling) that the server does not list.
@@ -241,6 +281,50 @@ mod tests {
             confidence: None,
             note: None,
         }
+    }
+
+    /// A pull request's case file could hold a million cases (a model call each), ids that
+    /// forge Markdown in the job summary, or requests of megabytes; and its errors were listed
+    /// in full.
+    #[test]
+    fn security_r2_eval_case_file_limits() {
+        let many = Suite {
+            version: SUITE_VERSION,
+            cases: (0..=MAX_CASES)
+                .map(|i| case(&format!("c{i}"), "search", CaseKind::Positive))
+                .collect(),
+        };
+        let err = many.check().unwrap_err().join(" ");
+        assert!(err.contains("at most 2000"), "{err}");
+        let mut forged = case("a`\n## PASS", "search", CaseKind::Positive);
+        forged.request = "x".repeat(MAX_REQUEST_CHARS + 1);
+        let mut long = case(&"i".repeat(MAX_ID_CHARS + 1), "search", CaseKind::Positive);
+        long.request = "r".into();
+        let err = Suite {
+            version: SUITE_VERSION,
+            cases: vec![forged, long],
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(err.len(), 3, "{err:?}");
+        assert!(
+            err.iter().all(|p| !p.contains('\n') && !p.contains("iiii")),
+            "{err:?}"
+        );
+        let bad = Suite {
+            version: SUITE_VERSION,
+            cases: (0..50)
+                .map(|i| case(&format!("c{i}"), "NO_TOOL", CaseKind::Positive))
+                .collect(),
+        };
+        let err = bad.check().unwrap_err();
+        assert_eq!(err.len(), 21);
+        assert_eq!(err[20], "and 30 more");
+        let ok = Suite {
+            version: SUITE_VERSION,
+            cases: vec![case("fine-id", "search", CaseKind::Positive)],
+        };
+        assert!(ok.check().is_ok());
     }
 
     #[test]
