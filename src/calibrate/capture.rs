@@ -92,7 +92,39 @@ fn refuse(cause: impl Into<String>) -> Error {
 }
 
 /// Parses and checks a capture file's bytes with the pinned `weights`.
+///
+/// The checks run in a fixed order — shape, each tool's entry, the per-tool numbers, the
+/// published input hashes, the seal, the server rollups — so the first fault a capture has is
+/// the one named.
 pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, Error> {
+    let root = capture_object(bytes)?;
+    let release = string_at(&root, "release", "release")?;
+    let source = optional_string_at(&root, "source", "source")?;
+    let note = optional_string_at(&root, "note", "note")?;
+    let recorded_set_hash = optional_string_at(&root, "setHash", "setHash")?;
+    let server = server_object(&root)?;
+    let entries = tool_entries(&root)?;
+
+    let read = read_entries(entries, weights)?;
+    let export = capture_export(server, read.definitions, &release)?;
+    check_input_hashes(&read.input_hashes, &export)?;
+    check_seal(recorded_set_hash, &export)?;
+
+    let tools = read.tools;
+    let server = registry_server(server, &tools, weights)?;
+    Ok(CheckedCapture {
+        release,
+        source,
+        note,
+        sha256: digest::sha256_hex(bytes),
+        server,
+        tools,
+        export,
+    })
+}
+
+/// The capture's bytes as a JSON object.
+fn capture_object(bytes: &[u8]) -> Result<Map<String, Value>, Error> {
     let root: Value = serde_json::from_slice(bytes)
         .map_err(|e| refuse(format!("the capture is not valid JSON: {e}")))?;
     let Value::Object(root) = root else {
@@ -101,36 +133,49 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
             json_kind(&root)
         )));
     };
-    let release = string_at(&root, "release", "release")?;
-    let source = optional_string_at(&root, "source", "source")?;
-    let note = optional_string_at(&root, "note", "note")?;
-    let recorded_set_hash = optional_string_at(&root, "setHash", "setHash")?;
-    let server = match root.get("server") {
-        Some(Value::Object(server)) => server,
-        Some(other) => {
-            return Err(refuse(format!(
-                "`server` is {}, not an object",
-                json_kind(other)
-            )))
-        }
-        None => {
-            return Err(refuse(
-                "the capture has no `server` object (the registry's rollups)",
-            ))
-        }
-    };
-    let entries = match root.get("tools") {
-        Some(Value::Array(tools)) if !tools.is_empty() => tools,
-        Some(Value::Array(_)) => return Err(refuse("the capture lists no tools")),
-        Some(other) => {
-            return Err(refuse(format!(
-                "`tools` is {}, not an array",
-                json_kind(other)
-            )))
-        }
-        None => return Err(refuse("the capture has no `tools` array")),
-    };
+    Ok(root)
+}
 
+/// The `server` object: the registry's rollups, checked against the tools later.
+fn server_object(root: &Map<String, Value>) -> Result<&Map<String, Value>, Error> {
+    match root.get("server") {
+        Some(Value::Object(server)) => Ok(server),
+        Some(other) => Err(refuse(format!(
+            "`server` is {}, not an object",
+            json_kind(other)
+        ))),
+        None => Err(refuse(
+            "the capture has no `server` object (the registry's rollups)",
+        )),
+    }
+}
+
+/// The `tools` array, which must not be empty: a capture without tools calibrates nothing.
+fn tool_entries(root: &Map<String, Value>) -> Result<&Vec<Value>, Error> {
+    match root.get("tools") {
+        Some(Value::Array(tools)) if !tools.is_empty() => Ok(tools),
+        Some(Value::Array(_)) => Err(refuse("the capture lists no tools")),
+        Some(other) => Err(refuse(format!(
+            "`tools` is {}, not an array",
+            json_kind(other)
+        ))),
+        None => Err(refuse("the capture has no `tools` array")),
+    }
+}
+
+/// What the tool entries hold once each is checked.
+struct ReadEntries {
+    /// The definitions, in the capture's order (the export keeps the listing order).
+    definitions: Vec<Value>,
+    /// Tool name → the registry's numbers.
+    tools: BTreeMap<String, ToolScores>,
+    /// The `inputHash` values the capture records, to check against ours once hashed.
+    input_hashes: Vec<(String, String)>,
+}
+
+/// Checks every tool entry in order. A malformed entry stops at once; numbers that do not follow
+/// from each other are gathered over all tools first, so one error names every such tool.
+fn read_entries(entries: &[Value], weights: &Weights) -> Result<ReadEntries, Error> {
     let mut definitions = Vec::with_capacity(entries.len());
     let mut tools = BTreeMap::new();
     let mut input_hashes = Vec::new();
@@ -147,69 +192,14 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
         if name.is_empty() {
             return Err(refuse(format!("`{at}.name` is empty")));
         }
-        let definition = match entry.get("definition") {
-            Some(d @ Value::Object(_)) => d.clone(),
-            Some(other) => {
-                return Err(refuse(format!(
-                    "`{at}.definition` (tool `{name}`) is {}, not an object",
-                    json_kind(other)
-                )))
-            }
-            None => {
-                return Err(refuse(format!(
-                    "`{at}` (tool `{name}`) has no `definition`"
-                )))
-            }
-        };
-        match definition.get("name") {
-            Some(Value::String(inner)) if *inner == name => {}
-            Some(Value::String(inner)) => {
-                return Err(Error::new(
-                    Stage::Calibrate,
-                    format!(
-                        "`{at}` is named `{name}` but its definition is named `{inner}`: the entry \
-                         and the definition it holds must be the same tool"
-                    ),
-                )
-                .with_advice(
-                    "copy each definition together with the score published for it; a \
-                     definition filed under another tool's scores would compare the wrong pair",
-                ))
-            }
-            _ => {
-                return Err(refuse(format!(
-                    "`{at}.definition` (tool `{name}`) has no string `name`"
-                )))
-            }
-        }
+        let definition = entry_definition(entry, &at, &name)?;
         if tools.contains_key(&name) {
             return Err(refuse(format!("tool `{name}` is listed twice")));
         }
         if let Some(hash) = optional_string_at(entry, "inputHash", &format!("{at}.inputHash"))? {
             input_hashes.push((name.clone(), hash));
         }
-        let quality = match entry.get("qualityScore") {
-            Some(Value::Object(q)) => q,
-            Some(other) => {
-                return Err(refuse(format!(
-                    "`{at}.qualityScore` (tool `{name}`) is {}, not an object",
-                    json_kind(other)
-                )))
-            }
-            None => {
-                return Err(Error::new(
-                    Stage::Calibrate,
-                    format!(
-                        "tool `{name}` has no `qualityScore`: every tool of the capture must be \
-                         scored by the registry"
-                    ),
-                )
-                .with_advice(
-                    "capture the registry page once every tool shows a score; a partly scored \
-                     server's rollups cannot be checked against its tools",
-                ))
-            }
-        };
+        let quality = entry_quality(entry, &at, &name)?;
         let (scores, fault) = tool_scores(quality, &name, &format!("{at}.qualityScore"), weights)?;
         faults.extend(fault);
         tools.insert(name, scores);
@@ -219,8 +209,89 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
     if !faults.is_empty() {
         return Err(inconsistent_tools(&faults, entries.len()));
     }
+    Ok(ReadEntries {
+        definitions,
+        tools,
+        input_hashes,
+    })
+}
 
-    let export = digest::assemble_export(
+/// The entry's `definition`, which must be an object named like the entry: a definition filed
+/// under another tool's scores would compare the wrong pair.
+fn entry_definition(entry: &Map<String, Value>, at: &str, name: &str) -> Result<Value, Error> {
+    let definition = match entry.get("definition") {
+        Some(d @ Value::Object(_)) => d.clone(),
+        Some(other) => {
+            return Err(refuse(format!(
+                "`{at}.definition` (tool `{name}`) is {}, not an object",
+                json_kind(other)
+            )))
+        }
+        None => {
+            return Err(refuse(format!(
+                "`{at}` (tool `{name}`) has no `definition`"
+            )))
+        }
+    };
+    match definition.get("name") {
+        Some(Value::String(inner)) if *inner == name => {}
+        Some(Value::String(inner)) => {
+            return Err(Error::new(
+                Stage::Calibrate,
+                format!(
+                    "`{at}` is named `{name}` but its definition is named `{inner}`: the entry \
+                     and the definition it holds must be the same tool"
+                ),
+            )
+            .with_advice(
+                "copy each definition together with the score published for it; a \
+                 definition filed under another tool's scores would compare the wrong pair",
+            ))
+        }
+        _ => {
+            return Err(refuse(format!(
+                "`{at}.definition` (tool `{name}`) has no string `name`"
+            )))
+        }
+    }
+    Ok(definition)
+}
+
+/// The entry's `qualityScore` object: every tool must be scored, or the server's rollups cannot
+/// be checked against its tools.
+fn entry_quality<'a>(
+    entry: &'a Map<String, Value>,
+    at: &str,
+    name: &str,
+) -> Result<&'a Map<String, Value>, Error> {
+    match entry.get("qualityScore") {
+        Some(Value::Object(q)) => Ok(q),
+        Some(other) => Err(refuse(format!(
+            "`{at}.qualityScore` (tool `{name}`) is {}, not an object",
+            json_kind(other)
+        ))),
+        None => Err(Error::new(
+            Stage::Calibrate,
+            format!(
+                "tool `{name}` has no `qualityScore`: every tool of the capture must be \
+                 scored by the registry"
+            ),
+        )
+        .with_advice(
+            "capture the registry page once every tool shows a score; a partly scored \
+             server's rollups cannot be checked against its tools",
+        )),
+    }
+}
+
+/// The registry's definitions as an export, hashed exactly as a server's listing would be, so
+/// its set hash can be compared with the seal and with the gate's own exports.
+fn capture_export(
+    server: &Map<String, Value>,
+    definitions: Vec<Value>,
+    release: &str,
+) -> Result<Export, Error> {
+    digest::assemble_export(
         RawListing {
             server_name: server
                 .get("name")
@@ -236,9 +307,13 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
             ..ExportSource::default()
         },
     )
-    .map_err(|e| e.context("the capture's definitions cannot be hashed"))?;
+    .map_err(|e| e.context("the capture's definitions cannot be hashed"))
+}
 
-    for (name, published) in &input_hashes {
+/// Each `inputHash` the capture records must be the one its definition hashes to: otherwise the
+/// definition is not the text the registry scored.
+fn check_input_hashes(input_hashes: &[(String, String)], export: &Export) -> Result<(), Error> {
+    for (name, published) in input_hashes {
         let ours = &export.input_hashes[name];
         if !ours.eq_ignore_ascii_case(published) {
             return Err(Error::new(
@@ -255,7 +330,12 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
             ));
         }
     }
+    Ok(())
+}
 
+/// The capture must be sealed with the set hash of its definitions, so a later edit of a
+/// definition is refused rather than calibrated against scores given to other text.
+fn check_seal(recorded_set_hash: Option<String>, export: &Export) -> Result<(), Error> {
     let Some(recorded_set_hash) = recorded_set_hash else {
         return Err(Error::new(
             Stage::Calibrate,
@@ -285,17 +365,7 @@ pub fn check_capture(bytes: &[u8], weights: &Weights) -> Result<CheckedCapture, 
              definition from the registry again",
         ));
     }
-
-    let server = registry_server(server, &tools, weights)?;
-    Ok(CheckedCapture {
-        release,
-        source,
-        note,
-        sha256: digest::sha256_hex(bytes),
-        server,
-        tools,
-        export,
-    })
+    Ok(())
 }
 
 /// The six camelCase dimensions, `tdqs` and `tier` of one tool. A malformed value is an error;

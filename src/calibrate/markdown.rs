@@ -120,14 +120,24 @@ fn agreement_row(out: &mut String, a: &DimensionAgreement) {
     );
 }
 
-/// Renders the page.
+/// Renders the page: one function per section, in the order the page shows them.
 pub fn render(record: &CalibrationRecord) -> String {
     let mut out = String::new();
+    write_introduction(&mut out, record);
+    write_whole_set(&mut out, record);
+    write_per_dimension(&mut out, record);
+    write_run_to_run(&mut out, record);
+    write_largest_differences(&mut out, record);
+    write_every_tool(&mut out, record);
+    out
+}
+
+/// The title, the note, what was compared (capture, judge, digests) and the warnings, so the
+/// page says what it measured before any number.
+fn write_introduction(out: &mut String, record: &CalibrationRecord) {
     let judge = &record.scoring.judge;
     let registry = &record.registry;
     let server = &registry.server;
-    let whole = &record.summary.whole_set;
-    let spread = &record.summary.spread;
 
     let _ = writeln!(out, "# Calibration against the registry\n");
     let _ = writeln!(out, "> {}\n", escape(&record.note));
@@ -177,7 +187,12 @@ pub fn render(record: &CalibrationRecord) -> String {
     if !record.warnings.is_empty() {
         out.push('\n');
     }
+}
 
+/// "The whole set": the server rollups, registry against each run and the median, then the
+/// coherence dimensions and the unrounded mean TDQS.
+fn write_whole_set(out: &mut String, record: &CalibrationRecord) {
+    let whole = &record.summary.whole_set;
     let _ = writeln!(out, "## The whole set\n");
     let _ = writeln!(out, "| Measure | Registry | Gate runs | Gate median |");
     let _ = writeln!(out, "|---|---|---|---|");
@@ -204,6 +219,25 @@ pub fn render(record: &CalibrationRecord) -> String {
         lowest_runs_text(lowest),
         lowest.median.value
     );
+    write_coherence_dimensions(out, record);
+    let exact_runs: Vec<String> = whole
+        .mean_tdqs
+        .runs
+        .iter()
+        .filter_map(|r| r.exact.as_ref().map(|e| format!("{:.3}", e.value)))
+        .collect();
+    if let Some(registry_exact) = &whole.mean_tdqs.registry.exact {
+        let _ = writeln!(
+            out,
+            "\nUnrounded mean TDQS: registry {:.3}; gate runs {}.",
+            registry_exact.value,
+            exact_runs.join(", ")
+        );
+    }
+}
+
+/// The coherence dimensions' table: the registry's score against each run's and the median.
+fn write_coherence_dimensions(out: &mut String, record: &CalibrationRecord) {
     let _ = writeln!(
         out,
         "\n| Coherence dimension | Registry | Gate runs | Gate median |\n|---|---|---|---|"
@@ -219,21 +253,10 @@ pub fn render(record: &CalibrationRecord) -> String {
             c.median
         );
     }
-    let exact_runs: Vec<String> = whole
-        .mean_tdqs
-        .runs
-        .iter()
-        .filter_map(|r| r.exact.as_ref().map(|e| format!("{:.3}", e.value)))
-        .collect();
-    if let Some(registry_exact) = &whole.mean_tdqs.registry.exact {
-        let _ = writeln!(
-            out,
-            "\nUnrounded mean TDQS: registry {:.3}; gate runs {}.",
-            registry_exact.value,
-            exact_runs.join(", ")
-        );
-    }
+}
 
+/// "Per dimension": how closely the gate's median follows the registry, one row per measure.
+fn write_per_dimension(out: &mut String, record: &CalibrationRecord) {
     let _ = writeln!(
         out,
         "\n## Per dimension\n\nThe gate's median against the registry's score, over the {} tools:\n",
@@ -245,9 +268,14 @@ pub fn render(record: &CalibrationRecord) -> String {
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for a in &record.summary.per_dimension {
-        agreement_row(&mut out, a);
+        agreement_row(out, a);
     }
+}
 
+/// "Run to run": how far the gate's own runs spread, which bounds how close to the registry it
+/// can be expected to come.
+fn write_run_to_run(out: &mut String, record: &CalibrationRecord) {
+    let spread = &record.summary.spread;
     let _ = writeln!(out, "\n## Run to run\n");
     if spread.identical_runs {
         let _ = writeln!(
@@ -288,7 +316,11 @@ pub fn render(record: &CalibrationRecord) -> String {
         spread.overall.lowest,
         spread.overall.highest
     );
+}
 
+/// "The largest differences": the tools the gate and the registry disagree on most, with the
+/// dimensions behind each difference.
+fn write_largest_differences(out: &mut String, record: &CalibrationRecord) {
     let _ = writeln!(out, "\n## The largest differences\n");
     let _ = writeln!(
         out,
@@ -316,7 +348,10 @@ pub fn render(record: &CalibrationRecord) -> String {
             dims
         );
     }
+}
 
+/// "Every tool": each tool's TDQS, registry against the gate's median and runs.
+fn write_every_tool(out: &mut String, record: &CalibrationRecord) {
     let _ = writeln!(out, "\n## Every tool\n");
     let _ = writeln!(
         out,
@@ -335,5 +370,4 @@ pub fn render(record: &CalibrationRecord) -> String {
             runs.join(", ")
         );
     }
-    out
 }

@@ -283,132 +283,15 @@ fn parse_fraction(text: &str) -> Option<Frac> {
 pub fn build(inputs: Inputs<'_>) -> CalibrationRecord {
     let capture = inputs.capture;
     let weights = inputs.weights;
-    let tier = |t: Tenths| weights.tiers.tier(t);
-    let runs: Vec<RunRecord> = inputs
-        .runs
-        .iter()
-        .map(|(side, calls)| RunRecord {
-            tools: tool_scores_of(side),
-            coherence: RunCoherence {
-                scores: side.coherence.scores.clone(),
-                coherence_score: side.coherence.coherence_score,
-                coherence_tier: side.coherence.coherence_tier,
-            },
-            rollups: side.rollups.clone(),
-            calls: calls.clone(),
-        })
-        .collect();
+    let runs = run_records(inputs.runs);
     let mut calls = CallStats::default();
     for run in &runs {
         calls.add(&run.calls);
     }
-    let median_of = |values: Vec<Tenths>| stats::median(&values).unwrap_or(Tenths(0));
-
-    // Per tool: the median of the runs against the registry.
-    let mut tools = BTreeMap::new();
-    for (name, registry) in &capture.tools {
-        let run_tdqs: Vec<Tenths> = runs.iter().map(|r| r.tools[name].tdqs).collect();
-        let scores: BTreeMap<ToolDimension, u8> = ToolDimension::ALL
-            .into_iter()
-            .map(|d| {
-                let values: Vec<u8> = runs.iter().map(|r| r.tools[name].scores[&d]).collect();
-                (d, stats::median(&values).unwrap_or(0))
-            })
-            .collect();
-        let tdqs = median_of(run_tdqs.clone());
-        let difference = ToolDifference {
-            tdqs: Tenths(tdqs.0 - registry.tdqs.0),
-            scores: ToolDimension::ALL
-                .into_iter()
-                .map(|d| (d, scores[&d] as i8 - registry.scores[&d] as i8))
-                .collect(),
-        };
-        let range = range_of(run_tdqs.iter().copied());
-        tools.insert(
-            name.clone(),
-            ToolComparison {
-                registry: registry.clone(),
-                median: ToolScores {
-                    scores,
-                    tdqs,
-                    tier: tier(tdqs),
-                },
-                difference,
-                runs: run_tdqs,
-                range: Tenths(range.highest.0 - range.lowest.0),
-            },
-        );
-    }
-
-    // Per measure over every tool.
-    let mut per_dimension = Vec::new();
-    let tdqs_pairs: Vec<(i64, i64)> = tools
-        .values()
-        .map(|t| (t.median.tdqs.0, t.registry.tdqs.0))
-        .collect();
-    per_dimension.push(agreement("tdqs", &tdqs_pairs, 10));
-    for d in ToolDimension::ALL {
-        let pairs: Vec<(i64, i64)> = tools
-            .values()
-            .map(|t| {
-                (
-                    i64::from(t.median.scores[&d]),
-                    i64::from(t.registry.scores[&d]),
-                )
-            })
-            .collect();
-        per_dimension.push(agreement(d.key(), &pairs, 1));
-    }
-
-    let mut ranked: Vec<(&String, &ToolComparison)> = tools.iter().collect();
-    ranked.sort_by(|a, b| {
-        b.1.difference
-            .tdqs
-            .0
-            .abs()
-            .cmp(&a.1.difference.tdqs.0.abs())
-            .then_with(|| a.0.cmp(b.0))
-    });
-    let largest_differences = ranked
-        .iter()
-        .take(LARGEST_DIFFERENCES)
-        .map(|(name, t)| LargestDifference {
-            tool: (*name).clone(),
-            registry: t.registry.tdqs,
-            gate: t.median.tdqs,
-            difference: t.difference.tdqs,
-            dimensions: ToolDimension::ALL
-                .into_iter()
-                .filter(|d| t.difference.scores[d] != 0)
-                .map(|d| DimensionDifference {
-                    dimension: d,
-                    difference: t.difference.scores[&d],
-                })
-                .collect(),
-        })
-        .collect();
-
-    let registry_coherence = capture.server.coherence();
-    let coherence_dimensions = CoherenceDimension::ALL
-        .into_iter()
-        .map(|d| {
-            let values: Vec<u8> = runs
-                .iter()
-                .map(|r| r.coherence.scores.get(&d).copied().unwrap_or(0))
-                .collect();
-            let median = stats::median(&values).unwrap_or(0);
-            let registry = registry_coherence[&d];
-            (
-                d,
-                CoherenceComparison {
-                    registry,
-                    runs: values,
-                    median,
-                    difference: median as i8 - registry as i8,
-                },
-            )
-        })
-        .collect();
+    let tools = tool_comparisons(capture, &runs, weights);
+    let per_dimension = per_dimension_agreement(&tools);
+    let largest_differences = largest_differences(&tools);
+    let coherence_dimensions = coherence_dimensions(capture, &runs);
     let whole_set = whole_set(capture, &runs, weights);
     let spread = spread(&runs, &tools);
     let registry = RegistryRecord {
@@ -447,6 +330,152 @@ pub fn build(inputs: Inputs<'_>) -> CalibrationRecord {
         calls,
         warnings: inputs.warnings,
     }
+}
+
+/// Each run as the record keeps it: the per-tool numbers, the coherence, the rollups and the
+/// calls it made.
+fn run_records(runs: &[(SideScore, CallStats)]) -> Vec<RunRecord> {
+    runs.iter()
+        .map(|(side, calls)| RunRecord {
+            tools: tool_scores_of(side),
+            coherence: RunCoherence {
+                scores: side.coherence.scores.clone(),
+                coherence_score: side.coherence.coherence_score,
+                coherence_tier: side.coherence.coherence_tier,
+            },
+            rollups: side.rollups.clone(),
+            calls: calls.clone(),
+        })
+        .collect()
+}
+
+/// Per tool: the median of the runs (each dimension and the TDQS) against the registry, and how
+/// far the runs ranged.
+fn tool_comparisons(
+    capture: &CheckedCapture,
+    runs: &[RunRecord],
+    weights: &Weights,
+) -> BTreeMap<String, ToolComparison> {
+    let tier = |t: Tenths| weights.tiers.tier(t);
+    let median_of = |values: Vec<Tenths>| stats::median(&values).unwrap_or(Tenths(0));
+    let mut tools = BTreeMap::new();
+    for (name, registry) in &capture.tools {
+        let run_tdqs: Vec<Tenths> = runs.iter().map(|r| r.tools[name].tdqs).collect();
+        let scores: BTreeMap<ToolDimension, u8> = ToolDimension::ALL
+            .into_iter()
+            .map(|d| {
+                let values: Vec<u8> = runs.iter().map(|r| r.tools[name].scores[&d]).collect();
+                (d, stats::median(&values).unwrap_or(0))
+            })
+            .collect();
+        let tdqs = median_of(run_tdqs.clone());
+        let difference = ToolDifference {
+            tdqs: Tenths(tdqs.0 - registry.tdqs.0),
+            scores: ToolDimension::ALL
+                .into_iter()
+                .map(|d| (d, scores[&d] as i8 - registry.scores[&d] as i8))
+                .collect(),
+        };
+        let range = range_of(run_tdqs.iter().copied());
+        tools.insert(
+            name.clone(),
+            ToolComparison {
+                registry: registry.clone(),
+                median: ToolScores {
+                    scores,
+                    tdqs,
+                    tier: tier(tdqs),
+                },
+                difference,
+                runs: run_tdqs,
+                range: Tenths(range.highest.0 - range.lowest.0),
+            },
+        );
+    }
+    tools
+}
+
+/// Per measure over every tool: the TDQS (in tenths) first, then each dimension.
+fn per_dimension_agreement(tools: &BTreeMap<String, ToolComparison>) -> Vec<DimensionAgreement> {
+    let mut per_dimension = Vec::new();
+    let tdqs_pairs: Vec<(i64, i64)> = tools
+        .values()
+        .map(|t| (t.median.tdqs.0, t.registry.tdqs.0))
+        .collect();
+    per_dimension.push(agreement("tdqs", &tdqs_pairs, 10));
+    for d in ToolDimension::ALL {
+        let pairs: Vec<(i64, i64)> = tools
+            .values()
+            .map(|t| {
+                (
+                    i64::from(t.median.scores[&d]),
+                    i64::from(t.registry.scores[&d]),
+                )
+            })
+            .collect();
+        per_dimension.push(agreement(d.key(), &pairs, 1));
+    }
+    per_dimension
+}
+
+/// The [`LARGEST_DIFFERENCES`] tools whose TDQS differs most from the registry's (ties by name),
+/// with the dimensions that differ.
+fn largest_differences(tools: &BTreeMap<String, ToolComparison>) -> Vec<LargestDifference> {
+    let mut ranked: Vec<(&String, &ToolComparison)> = tools.iter().collect();
+    ranked.sort_by(|a, b| {
+        b.1.difference
+            .tdqs
+            .0
+            .abs()
+            .cmp(&a.1.difference.tdqs.0.abs())
+            .then_with(|| a.0.cmp(b.0))
+    });
+    ranked
+        .iter()
+        .take(LARGEST_DIFFERENCES)
+        .map(|(name, t)| LargestDifference {
+            tool: (*name).clone(),
+            registry: t.registry.tdqs,
+            gate: t.median.tdqs,
+            difference: t.difference.tdqs,
+            dimensions: ToolDimension::ALL
+                .into_iter()
+                .filter(|d| t.difference.scores[d] != 0)
+                .map(|d| DimensionDifference {
+                    dimension: d,
+                    difference: t.difference.scores[&d],
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Each coherence dimension: the registry's score against the runs' and their median.
+fn coherence_dimensions(
+    capture: &CheckedCapture,
+    runs: &[RunRecord],
+) -> BTreeMap<CoherenceDimension, CoherenceComparison> {
+    let registry_coherence = capture.server.coherence();
+    CoherenceDimension::ALL
+        .into_iter()
+        .map(|d| {
+            let values: Vec<u8> = runs
+                .iter()
+                .map(|r| r.coherence.scores.get(&d).copied().unwrap_or(0))
+                .collect();
+            let median = stats::median(&values).unwrap_or(0);
+            let registry = registry_coherence[&d];
+            (
+                d,
+                CoherenceComparison {
+                    registry,
+                    runs: values,
+                    median,
+                    difference: median as i8 - registry as i8,
+                },
+            )
+        })
+        .collect()
 }
 
 /// `pairs` are (gate median, registry) in units of `1/scale`.

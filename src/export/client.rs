@@ -263,6 +263,8 @@ enum Failure {
     },
 }
 
+/// The error for a failed export: what went wrong and what to do (per failure), then what the
+/// server left behind (stderr tail, skipped stdout lines, error data) and the line to reproduce.
 fn failure_error(
     spec: &LaunchSpec,
     failure: Failure,
@@ -270,7 +272,35 @@ fn failure_error(
     junk: &StdoutJunk,
 ) -> Error {
     let url = spec.http.as_ref().map(|t| t.url.as_str());
-    let server = match url {
+    let server = server_label(spec, url);
+    let stderr_tail = shutdown.map(|s| s.stderr_tail.clone());
+    let mut extra_details: Vec<(String, String)> = Vec::new();
+    let (cause, advice) = cause_and_advice(&server, failure, shutdown, url, &mut extra_details);
+    let mut error =
+        Error::new(Stage::Export, format!("{cause} (from {})", spec.origin)).with_advice(advice);
+    if let Some(tail) = &stderr_tail {
+        error = error.with_detail("server stderr (tail)", tail_or_empty(tail));
+    }
+    if junk.count > 0 {
+        error = error.with_detail(
+            format!("non-JSON-RPC lines on stdout ({} skipped)", junk.count),
+            junk.samples.join("\n"),
+        );
+    }
+    for (label, text) in extra_details {
+        error = error.with_detail(label, text);
+    }
+    let reproduce = match url {
+        Some(url) if spec.program.is_empty() => format!("tdqs-gate export --url {url}"),
+        _ => reproduce_line(spec, &spec.program, &spec.args),
+    };
+    redact_error(spec, error.with_reproduce(reproduce))
+}
+
+/// How the error names the server: by its command for stdio, by its URL for HTTP (with the
+/// command that started it, if the gate started it).
+fn server_label(spec: &LaunchSpec, url: Option<&str>) -> String {
+    match url {
         None => format!(
             "the MCP server `{}`",
             shell_command(&spec.program, &spec.args)
@@ -280,56 +310,21 @@ fn failure_error(
             "the MCP server at {url} (started as `{}`)",
             shell_command(&spec.program, &spec.args)
         ),
-    };
-    let stderr_tail = shutdown.map(|s| s.stderr_tail.clone());
-    let mut extra_details: Vec<(String, String)> = Vec::new();
-    let (cause, advice) = match failure {
-        Failure::Exited { doing } => {
-            let how = match shutdown.map(|s| (s.step, s.status)) {
-                Some((
-                    ShutdownStep::AlreadyExited | ShutdownStep::StdinClosed,
-                    Some(status),
-                )) => describe_status(status),
-                _ if url.is_some() => "exited".to_string(),
-                _ => "closed its stdout without exiting".to_string(),
-            };
-            (
-                format!("{server} {how} while the gate was {doing}"),
-                "the server crashed or could not start: read its stderr above and run the \
-                 command below in that tree; if it needs a build or installed dependencies \
-                 first, add `setup` commands to the `[server]` table of tdqs-gate.toml"
-                    .to_string(),
-            )
-        }
-        Failure::Timeout { request, wait } => (
-            format!(
-                "{server} did not answer {request} within {} ({})",
-                humantime::format_duration(wait.limit),
-                wait.setting
-            ),
-            if url.is_some() {
-                format!(
-                    "the endpoint accepted the request but sent no answer in time (an answer \
-                     stream that stalls counts too): check that the URL is the server's MCP \
-                     endpoint (often ending in /mcp) and that it answers `{}` promptly; raise the \
-                     {} in the `[server]` table of tdqs-gate.toml or with --timeout if it is only \
-                     slow",
-                    request.trim_matches('`'),
-                    wait.setting
-                )
-            } else if wait.setting == "startup timeout" {
-                "check that the command starts an MCP server speaking stdio (not an HTTP or SSE \
-                 server, and not a program waiting for input or a login); a cold `npx`/`uvx` \
-                 start can be slow: raise the startup timeout in the `[server]` table of \
-                 tdqs-gate.toml"
-                    .to_string()
-            } else {
-                "the server accepted the connection but does not answer `tools/list` in time: \
-                 fix the server, or raise the request timeout in the `[server]` table of \
-                 tdqs-gate.toml"
-                    .to_string()
-            },
-        ),
+    }
+}
+
+/// The cause and the advice for one failure; a failure with more to show (a JSON-RPC error's
+/// data) adds it to `extra_details`.
+fn cause_and_advice(
+    server: &str,
+    failure: Failure,
+    shutdown: Option<&Shutdown>,
+    url: Option<&str>,
+    extra_details: &mut Vec<(String, String)>,
+) -> (String, String) {
+    match failure {
+        Failure::Exited { doing } => exited_cause(server, &doing, shutdown, url),
+        Failure::Timeout { request, wait } => timeout_cause(server, &request, &wait, url),
         Failure::StdinStuck { sending, wait } => (
             format!(
                 "{server} stopped reading its stdin while the gate was sending {sending} (nothing \
@@ -340,42 +335,12 @@ fn failure_error(
              really starts an MCP stdio server"
                 .to_string(),
         ),
-        Failure::Oversize { doing, limit } => (
-            format!(
-                "{server} wrote a stdout line longer than the limit of {limit} bytes while the \
-                 gate was {doing}"
-            ),
-            format!(
-                "one JSON-RPC message this large is usually a bug, or output without newlines \
-                 on stdout (logs belong on stderr); if the tool list really is this large, raise \
-                 the limit with --max-message-bytes or `max-message-bytes` in the `[server]` \
-                 table of tdqs-gate.toml (now {limit} bytes)"
-            ),
-        ),
+        Failure::Oversize { doing, limit } => oversize_cause(server, &doing, limit),
         Failure::Io { doing, err } => (
             format!("talking to {server} failed while the gate was {doing}: {err}"),
             "run the command below to see whether the server works on its own".to_string(),
         ),
-        Failure::Remote { during, error } => {
-            if let Some(data) = &error.data {
-                let text = serde_json::to_string_pretty(data).unwrap_or_default();
-                extra_details.push(("error data".to_string(), text));
-            }
-            let advice = if error.code == METHOD_NOT_FOUND {
-                "the server does not implement this method: an MCP server must answer it for a \
-                 host to see its tools; check the command starts the right server"
-            } else {
-                "the server rejected a request every host makes when it connects: fix the server \
-                 (its stderr is above); tdqs-gate cannot export tools the server fails to list"
-            };
-            (
-                format!(
-                    "{server} answered {during} with JSON-RPC error {}: {}",
-                    error.code, error.message
-                ),
-                advice.to_string(),
-            )
-        }
+        Failure::Remote { during, error } => remote_cause(server, &during, &error, extra_details),
         Failure::Malformed { during, problem } => (
             format!("{server} sent a malformed answer to {during}: {problem}"),
             "the answer does not follow the MCP schema, so hosts would reject it too: fix the \
@@ -399,19 +364,7 @@ fn failure_error(
                  {limit} pages, raise the page limit"
             ),
         ),
-        Failure::ListingTooLarge { limit } => (
-            format!(
-                "{server} wrote more than {limit} bytes to stdout while listing its tools, the \
-                 limit of one listing"
-            ),
-            format!(
-                "a listing this large is usually a server repeating itself or writing logs to \
-                 stdout; if its tools really take this much, raise the limit with \
-                 --max-listing-bytes or `max-listing-bytes` in the `[server]` table of \
-                 tdqs-gate.toml (now {limit} bytes; the gate holds a few copies of the listing \
-                 in memory)"
-            ),
-        ),
+        Failure::ListingTooLarge { limit } => listing_too_large_cause(server, limit),
         Failure::TooManyTools { limit } => (
             format!("{server} listed more than {limit} tools"),
             format!(
@@ -425,52 +378,165 @@ fn failure_error(
              completes on its own"
                 .to_string(),
         ),
-        Failure::Http { doing, fault } => http_cause(&server, &doing, fault, url),
-        Failure::PortNeverOpened { address, wait } => (
+        Failure::Http { doing, fault } => http_cause(server, &doing, fault, url),
+        Failure::PortNeverOpened { address, wait } => port_never_opened_cause(server, &address, &wait),
+        Failure::NoCommonVersion { offered, supported } => {
+            no_common_version_cause(server, &offered, &supported)
+        }
+    }
+}
+
+/// The server's streams closed: say how it ended (its exit status when the gate saw it exit).
+fn exited_cause(
+    server: &str,
+    doing: &str,
+    shutdown: Option<&Shutdown>,
+    url: Option<&str>,
+) -> (String, String) {
+    let how = match shutdown.map(|s| (s.step, s.status)) {
+        Some((ShutdownStep::AlreadyExited | ShutdownStep::StdinClosed, Some(status))) => {
+            describe_status(status)
+        }
+        _ if url.is_some() => "exited".to_string(),
+        _ => "closed its stdout without exiting".to_string(),
+    };
+    (
+        format!("{server} {how} while the gate was {doing}"),
+        "the server crashed or could not start: read its stderr above and run the \
+         command below in that tree; if it needs a build or installed dependencies \
+         first, add `setup` commands to the `[server]` table of tdqs-gate.toml"
+            .to_string(),
+    )
+}
+
+/// No answer in time: the advice depends on the transport and on which wait ran out (a slow
+/// start, a request that never returns, a stalled HTTP stream).
+fn timeout_cause(server: &str, request: &str, wait: &Wait, url: Option<&str>) -> (String, String) {
+    (
+        format!(
+            "{server} did not answer {request} within {} ({})",
+            humantime::format_duration(wait.limit),
+            wait.setting
+        ),
+        if url.is_some() {
             format!(
-                "{server} did not open its port ({address}) within {} ({})",
-                humantime::format_duration(wait.limit),
+                "the endpoint accepted the request but sent no answer in time (an answer \
+                 stream that stalls counts too): check that the URL is the server's MCP \
+                 endpoint (often ending in /mcp) and that it answers `{}` promptly; raise the \
+                 {} in the `[server]` table of tdqs-gate.toml or with --timeout if it is only \
+                 slow",
+                request.trim_matches('`'),
                 wait.setting
-            ),
-            "the command must listen on the port the gate gives it: put `{port}` in the URL \
-             and pass it to the server in its arguments or env (for example `PORT = \"{port}\"` \
-             in `[server] env`); if the server is only slow to start, raise the startup timeout"
-                .to_string(),
+            )
+        } else if wait.setting == "startup timeout" {
+            "check that the command starts an MCP server speaking stdio (not an HTTP or SSE \
+             server, and not a program waiting for input or a login); a cold `npx`/`uvx` \
+             start can be slow: raise the startup timeout in the `[server]` table of \
+             tdqs-gate.toml"
+                .to_string()
+        } else {
+            "the server accepted the connection but does not answer `tools/list` in time: \
+             fix the server, or raise the request timeout in the `[server]` table of \
+             tdqs-gate.toml"
+                .to_string()
+        },
+    )
+}
+
+/// One stdout line over the message limit: usually a bug or missing newlines, so the advice
+/// says that before how to raise the limit.
+fn oversize_cause(server: &str, doing: &str, limit: usize) -> (String, String) {
+    (
+        format!(
+            "{server} wrote a stdout line longer than the limit of {limit} bytes while the \
+             gate was {doing}"
         ),
-        Failure::NoCommonVersion { offered, supported } => (
-            format!(
-                "{server} supports none of the protocol versions the gate speaks (offered \
-                 {offered}; it supports {})",
-                if supported.is_empty() {
-                    "nothing it named".to_string()
-                } else {
-                    supported.join(", ")
-                }
-            ),
-            "use the legacy era (`initialize`) in the probe profile, or update tdqs-gate to a \
-             version that knows the server's protocol"
-                .to_string(),
+        format!(
+            "one JSON-RPC message this large is usually a bug, or output without newlines \
+             on stdout (logs belong on stderr); if the tool list really is this large, raise \
+             the limit with --max-message-bytes or `max-message-bytes` in the `[server]` \
+             table of tdqs-gate.toml (now {limit} bytes)"
         ),
+    )
+}
+
+/// A JSON-RPC error answer: its `data` goes into the details, and a missing method gets its own
+/// advice.
+fn remote_cause(
+    server: &str,
+    during: &str,
+    error: &RemoteError,
+    extra_details: &mut Vec<(String, String)>,
+) -> (String, String) {
+    if let Some(data) = &error.data {
+        let text = serde_json::to_string_pretty(data).unwrap_or_default();
+        extra_details.push(("error data".to_string(), text));
+    }
+    let advice = if error.code == METHOD_NOT_FOUND {
+        "the server does not implement this method: an MCP server must answer it for a \
+         host to see its tools; check the command starts the right server"
+    } else {
+        "the server rejected a request every host makes when it connects: fix the server \
+         (its stderr is above); tdqs-gate cannot export tools the server fails to list"
     };
-    let mut error =
-        Error::new(Stage::Export, format!("{cause} (from {})", spec.origin)).with_advice(advice);
-    if let Some(tail) = &stderr_tail {
-        error = error.with_detail("server stderr (tail)", tail_or_empty(tail));
-    }
-    if junk.count > 0 {
-        error = error.with_detail(
-            format!("non-JSON-RPC lines on stdout ({} skipped)", junk.count),
-            junk.samples.join("\n"),
-        );
-    }
-    for (label, text) in extra_details {
-        error = error.with_detail(label, text);
-    }
-    let reproduce = match url {
-        Some(url) if spec.program.is_empty() => format!("tdqs-gate export --url {url}"),
-        _ => reproduce_line(spec, &spec.program, &spec.args),
-    };
-    redact_error(spec, error.with_reproduce(reproduce))
+    (
+        format!(
+            "{server} answered {during} with JSON-RPC error {}: {}",
+            error.code, error.message
+        ),
+        advice.to_string(),
+    )
+}
+
+/// More stdout than one listing may take: usually repetition or logs, so the advice says that
+/// before how to raise the limit.
+fn listing_too_large_cause(server: &str, limit: usize) -> (String, String) {
+    (
+        format!(
+            "{server} wrote more than {limit} bytes to stdout while listing its tools, the \
+             limit of one listing"
+        ),
+        format!(
+            "a listing this large is usually a server repeating itself or writing logs to \
+             stdout; if its tools really take this much, raise the limit with \
+             --max-listing-bytes or `max-listing-bytes` in the `[server]` table of \
+             tdqs-gate.toml (now {limit} bytes; the gate holds a few copies of the listing \
+             in memory)"
+        ),
+    )
+}
+
+/// The started HTTP server never listened: most often it was not told the port.
+fn port_never_opened_cause(server: &str, address: &str, wait: &Wait) -> (String, String) {
+    (
+        format!(
+            "{server} did not open its port ({address}) within {} ({})",
+            humantime::format_duration(wait.limit),
+            wait.setting
+        ),
+        "the command must listen on the port the gate gives it: put `{port}` in the URL \
+         and pass it to the server in its arguments or env (for example `PORT = \"{port}\"` \
+         in `[server] env`); if the server is only slow to start, raise the startup timeout"
+            .to_string(),
+    )
+}
+
+/// A modern server and the gate share no protocol version: name what each side offered.
+fn no_common_version_cause(server: &str, offered: &str, supported: &[String]) -> (String, String) {
+    (
+        format!(
+            "{server} supports none of the protocol versions the gate speaks (offered \
+             {offered}; it supports {})",
+            if supported.is_empty() {
+                "nothing it named".to_string()
+            } else {
+                supported.join(", ")
+            }
+        ),
+        "use the legacy era (`initialize`) in the probe profile, or update tdqs-gate to a \
+         version that knows the server's protocol"
+            .to_string(),
+    )
 }
 
 /// Cause and advice for an HTTP fault.

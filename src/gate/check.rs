@@ -283,90 +283,14 @@ async fn rescore_static_on(
 }
 
 /// Checks everything that needs only the report and the pins.
+///
+/// The checks run in a fixed order (recorded fields, exports, pairs, the account of what fell,
+/// then the decision), so the first mismatch named is always the same one.
 pub(crate) fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), Error> {
-    if report.version_digest != pins.digest() {
-        return Err(differs(format!(
-            "the report was scored under pins {} but the current pins are {}",
-            report.version_digest,
-            pins.digest()
-        ))
-        .with_advice(
-            "check with the same --pins the report was made with, or run the gate again",
-        ));
-    }
-    check_labels(report, pins)?;
-    if report.decision == Verdict::Invalid {
-        return Err(Error::new(
-            Stage::Check,
-            format!("the saved report is itself INVALID: {}", report.reason),
-        )
-        .with_advice("an INVALID run decided nothing; run the gate again"));
-    }
-    if report.exit_code != report.decision.code() {
-        return Err(differs(format!(
-            "the report records exit code {} for decision {}",
-            report.exit_code, report.decision
-        )));
-    }
-    let (Some(base), Some(head)) = (&report.base, &report.head) else {
-        return Err(differs("the report has no base or head export"));
-    };
+    check_recorded_outcome(report, pins)?;
+    let (base, head) = verified_exports(report)?;
     let omitted = report.omitted.as_ref().map_or(0, |o| o.count as usize);
-    if report.omitted.is_some() {
-        tdqs_core::report::summary::verify_listed(base, "base")?;
-        tdqs_core::report::summary::verify_listed(head, "head")?;
-    } else {
-        tdqs_core::digest::verify_export(base)
-            .map_err(|e| e.context("the report's base export"))?;
-        tdqs_core::digest::verify_export(head)
-            .map_err(|e| e.context("the report's head export"))?;
-    }
-    let weights = pins.weights();
-    for (i, pair) in report.pairs.iter().enumerate() {
-        check_side(&format!("pair {} base", i + 1), &pair.base, &weights)?;
-        check_side(&format!("pair {} head", i + 1), &pair.head, &weights)?;
-        // Left-out tools stand the same on both sides: one summary, seen from each side.
-        let left_out = |s: &SideScore| {
-            s.omitted
-                .as_ref()
-                .map(|o| (o.count, o.tdqs_tenths_sum, o.min_tool.clone(), o.min_tdqs))
-        };
-        let counted = pair.base.omitted.as_ref().map_or(0, |o| o.count as usize);
-        if left_out(&pair.base) != left_out(&pair.head) || counted != omitted {
-            return Err(differs(format!(
-                "pair {}: the summaries of the left-out tools differ between the sides or from \
-                 the report's `omitted` count",
-                i + 1
-            )));
-        }
-        for (side, export, label) in [(&pair.base, base, "base"), (&pair.head, head, "head")] {
-            if side.set_hash != export.set_hash {
-                return Err(differs(format!(
-                    "pair {} {label} was scored on set {} but the export is {}",
-                    i + 1,
-                    side.set_hash,
-                    export.set_hash
-                )));
-            }
-            for (name, tool) in &side.tools {
-                if export.hashes.get(name) != Some(&tool.definition_hash) {
-                    return Err(differs(format!(
-                        "pair {} {label}: tool `{name}` was scored on another definition than \
-                         the export's",
-                        i + 1
-                    )));
-                }
-            }
-            if side.tool_count() != export.hashes.len() + omitted {
-                return Err(differs(format!(
-                    "pair {} {label} scored {} tools but the export has {}",
-                    i + 1,
-                    side.tool_count(),
-                    export.hashes.len() + omitted
-                )));
-            }
-        }
-    }
+    check_pairs_against_exports(report, pins, base, head, omitted)?;
     // The account of what fell is rendered into the summary: it must follow from the first pair.
     if tdqs_core::report::causes::of_first_pair_with_changes(
         &report.pairs,
@@ -393,6 +317,133 @@ pub(crate) fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), 
         }
         return same_reason(report, super::BASE_EMPTY_REASON);
     }
+    check_scored_decision(report, pins)
+}
+
+/// The fields that say what the run was and how it ended: the pins it was scored under, the
+/// labels, an INVALID run (which decided nothing) and the exit code of the decision.
+fn check_recorded_outcome(report: &Report, pins: &Pins) -> Result<(), Error> {
+    if report.version_digest != pins.digest() {
+        return Err(differs(format!(
+            "the report was scored under pins {} but the current pins are {}",
+            report.version_digest,
+            pins.digest()
+        ))
+        .with_advice(
+            "check with the same --pins the report was made with, or run the gate again",
+        ));
+    }
+    check_labels(report, pins)?;
+    if report.decision == Verdict::Invalid {
+        return Err(Error::new(
+            Stage::Check,
+            format!("the saved report is itself INVALID: {}", report.reason),
+        )
+        .with_advice("an INVALID run decided nothing; run the gate again"));
+    }
+    if report.exit_code != report.decision.code() {
+        return Err(differs(format!(
+            "the report records exit code {} for decision {}",
+            report.exit_code, report.decision
+        )));
+    }
+    Ok(())
+}
+
+/// The report's two exports, each matching its own tools (only the listed ones when the report
+/// is summarised and leaves tools out).
+fn verified_exports(
+    report: &Report,
+) -> Result<(&tdqs_core::export::Export, &tdqs_core::export::Export), Error> {
+    let (Some(base), Some(head)) = (&report.base, &report.head) else {
+        return Err(differs("the report has no base or head export"));
+    };
+    if report.omitted.is_some() {
+        tdqs_core::report::summary::verify_listed(base, "base")?;
+        tdqs_core::report::summary::verify_listed(head, "head")?;
+    } else {
+        tdqs_core::digest::verify_export(base)
+            .map_err(|e| e.context("the report's base export"))?;
+        tdqs_core::digest::verify_export(head)
+            .map_err(|e| e.context("the report's head export"))?;
+    }
+    Ok((base, head))
+}
+
+/// Every pair: each side recomputes from its tool scores, the left-out tools are summarised
+/// alike on both sides, and each side was scored on its export's definitions.
+fn check_pairs_against_exports(
+    report: &Report,
+    pins: &Pins,
+    base: &tdqs_core::export::Export,
+    head: &tdqs_core::export::Export,
+    omitted: usize,
+) -> Result<(), Error> {
+    let weights = pins.weights();
+    for (i, pair) in report.pairs.iter().enumerate() {
+        check_side(&format!("pair {} base", i + 1), &pair.base, &weights)?;
+        check_side(&format!("pair {} head", i + 1), &pair.head, &weights)?;
+        // Left-out tools stand the same on both sides: one summary, seen from each side.
+        let left_out = |s: &SideScore| {
+            s.omitted
+                .as_ref()
+                .map(|o| (o.count, o.tdqs_tenths_sum, o.min_tool.clone(), o.min_tdqs))
+        };
+        let counted = pair.base.omitted.as_ref().map_or(0, |o| o.count as usize);
+        if left_out(&pair.base) != left_out(&pair.head) || counted != omitted {
+            return Err(differs(format!(
+                "pair {}: the summaries of the left-out tools differ between the sides or from \
+                 the report's `omitted` count",
+                i + 1
+            )));
+        }
+        for (side, export, label) in [(&pair.base, base, "base"), (&pair.head, head, "head")] {
+            check_side_scored_on_export(i, label, side, export, omitted)?;
+        }
+    }
+    Ok(())
+}
+
+/// One side of pair `i` was scored on its export: the same set, every tool's definition, and
+/// as many tools as the export lists plus those left out.
+fn check_side_scored_on_export(
+    i: usize,
+    label: &str,
+    side: &SideScore,
+    export: &tdqs_core::export::Export,
+    omitted: usize,
+) -> Result<(), Error> {
+    if side.set_hash != export.set_hash {
+        return Err(differs(format!(
+            "pair {} {label} was scored on set {} but the export is {}",
+            i + 1,
+            side.set_hash,
+            export.set_hash
+        )));
+    }
+    for (name, tool) in &side.tools {
+        if export.hashes.get(name) != Some(&tool.definition_hash) {
+            return Err(differs(format!(
+                "pair {} {label}: tool `{name}` was scored on another definition than \
+                 the export's",
+                i + 1
+            )));
+        }
+    }
+    if side.tool_count() != export.hashes.len() + omitted {
+        return Err(differs(format!(
+            "pair {} {label} scored {} tools but the export has {}",
+            i + 1,
+            side.tool_count(),
+            export.hashes.len() + omitted
+        )));
+    }
+    Ok(())
+}
+
+/// A scored run: the recorded rule must decide exactly at the last pair, and its verdict,
+/// medians and reason must be the recorded ones.
+fn check_scored_decision(report: &Report, pins: &Pins) -> Result<(), Error> {
     if report.scoring.is_none() {
         return Err(differs(
             "the report scored pairs but does not say how (`scoring` is missing)",
@@ -428,27 +479,12 @@ pub(crate) fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), 
     }
     match step(&report.pairs, rule_in_use, rule) {
         Step::Decided {
-            mut verdict,
+            verdict,
             medians,
-            mut reason,
+            reason,
             ..
         } => {
-            // The selection check: its test recomputed from its recorded cases, then its part of
-            // the verdict and the reason.
-            if let Some(check) = &report.eval {
-                let (test, blocks) = tdqs_core::eval::compare::judge_pairs(&check.cases);
-                if (test.worse, test.better) != (check.test.worse, check.test.better)
-                    || blocks != check.blocks
-                {
-                    return Err(differs(
-                        "the selection check's test does not follow from its recorded cases",
-                    ));
-                }
-                if blocks && verdict == Verdict::Pass {
-                    verdict = Verdict::Block;
-                }
-                reason = format!("{reason} {}", check.summary());
-            }
+            let (verdict, reason) = with_selection_check(report, verdict, reason)?;
             if verdict != report.decision {
                 return Err(differs(format!(
                     "the recorded decision {} does not follow from the pairs, which give {}",
@@ -469,6 +505,30 @@ pub(crate) fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// The selection check's part of the decision: its test recomputed from its recorded cases,
+/// then its part of the verdict and the reason.
+fn with_selection_check(
+    report: &Report,
+    mut verdict: Verdict,
+    mut reason: String,
+) -> Result<(Verdict, String), Error> {
+    if let Some(check) = &report.eval {
+        let (test, blocks) = tdqs_core::eval::compare::judge_pairs(&check.cases);
+        if (test.worse, test.better) != (check.test.worse, check.test.better)
+            || blocks != check.blocks
+        {
+            return Err(differs(
+                "the selection check's test does not follow from its recorded cases",
+            ));
+        }
+        if blocks && verdict == Verdict::Pass {
+            verdict = Verdict::Block;
+        }
+        reason = format!("{reason} {}", check.summary());
+    }
+    Ok((verdict, reason))
 }
 
 /// The current exports must list what the report recorded.

@@ -196,12 +196,44 @@ fn share_subject(a: &ToolFacts, b: &ToolFacts) -> bool {
         .any(|t| sa.contains(&text::singular(t)))
 }
 
+/// A near-identical pair that no name word sets apart: the two tools and their similarity.
+type Near = (usize, usize, f64);
+/// An overlapping pair neither description guides between: the two tools, their similarity and
+/// the name word that alone tells them apart, if there is one.
+type Overlap = (usize, usize, f64, Option<String>);
+
 /// Every pair finding, each with the index of the tool it is reported on.
+///
+/// The findings come in a fixed order — names, near-identical groups, pairs, then the overflow
+/// summaries — because the report lists them in the order they are pushed.
 pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec<(usize, Finding)> {
     let n = facts.len();
-    let mut out: Vec<(usize, Finding)> = Vec::new();
+    let mut out = same_name_findings(facts);
 
-    // Names: tools whose names reduce to the same words, grouped by that key.
+    let words = description_words(facts, boilerplate);
+    let df = document_frequency(&words);
+    let candidates = candidate_pairs_with(&words, &df);
+
+    let mut uf = UnionFind((0..n).collect());
+    join_templates(&words, &df, &mut uf);
+    let (near, overlaps) = judge_candidates(facts, &words, &candidates, &mut uf);
+
+    let in_group = group_findings(facts, &words, &mut uf, &mut out);
+    let pairs = ranked_pairs(near, overlaps, &in_group);
+    capped_pair_findings(facts, pairs, &mut out);
+    out
+}
+
+/// A description is compared only when it has at least three own words: fewer say too little
+/// for a similarity to mean anything.
+fn comparable(words: &[BTreeSet<String>], i: usize) -> bool {
+    words[i].len() >= 3
+}
+
+/// `TDQS-N001`: tools whose names reduce to the same words, grouped by that key — one finding
+/// per group of [`GROUP_MIN`] or more, else one per pair (or per duplicate name).
+fn same_name_findings(facts: &[ToolFacts]) -> Vec<(usize, Finding)> {
+    let mut out: Vec<(usize, Finding)> = Vec::new();
     let mut by_key: BTreeMap<Vec<String>, Vec<usize>> = BTreeMap::new();
     for (i, f) in facts.iter().enumerate() {
         let key = name_key(&f.name);
@@ -238,40 +270,46 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
             ));
             continue;
         }
-        let b = &facts[members[1]];
-        let (message, suggestion) = if a.name == b.name {
-            (
-                format!("`{}` is listed twice.", a.name),
-                "Remove the duplicate tool.".to_string(),
-            )
-        } else {
-            (
-                format!(
-                    "`{}` and `{}` reduce to the same words ({}).",
-                    a.name,
-                    b.name,
-                    key.join(" ")
-                ),
-                format!(
-                    "Keep one of `{}` and `{}`, or name what differs.",
-                    a.name, b.name
-                ),
-            )
-        };
-        out.push((
-            first,
-            make(
-                Code::N001,
-                &a.name,
-                message,
-                suggestion,
-                vec![b.name.clone()],
-            ),
-        ));
+        out.push((first, same_name_pair_finding(key, a, &facts[members[1]])));
     }
+    out
+}
 
-    // Descriptions: own words, document frequency, inverted index of rare words.
-    let words: Vec<BTreeSet<String>> = facts
+/// The `TDQS-N001` finding for exactly two tools sharing a name key: a duplicate listing reads
+/// differently from two names that merely reduce to the same words.
+fn same_name_pair_finding(key: &[String], a: &ToolFacts, b: &ToolFacts) -> Finding {
+    let (message, suggestion) = if a.name == b.name {
+        (
+            format!("`{}` is listed twice.", a.name),
+            "Remove the duplicate tool.".to_string(),
+        )
+    } else {
+        (
+            format!(
+                "`{}` and `{}` reduce to the same words ({}).",
+                a.name,
+                b.name,
+                key.join(" ")
+            ),
+            format!(
+                "Keep one of `{}` and `{}`, or name what differs.",
+                a.name, b.name
+            ),
+        )
+    };
+    make(
+        Code::N001,
+        &a.name,
+        message,
+        suggestion,
+        vec![b.name.clone()],
+    )
+}
+
+/// Each tool's own description words (boilerplate sentences left out); empty for a tool without
+/// a description, so it is never compared.
+fn description_words(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec<BTreeSet<String>> {
+    facts
         .iter()
         .map(|f| {
             if f.has_description() {
@@ -280,16 +318,15 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
                 BTreeSet::new()
             }
         })
-        .collect();
-    let comparable = |i: usize| words[i].len() >= 3;
-    let df = document_frequency(&words);
-    let candidates = candidate_pairs_with(&words, &df);
+        .collect()
+}
 
-    // Templates: tools made almost only of the same common words.
-    let mut uf = UnionFind((0..n).collect());
+/// Templates: tools made almost only of the same common words are joined into one group, since
+/// the inverted index (rare words only) would never pair them.
+fn join_templates(words: &[BTreeSet<String>], df: &HashMap<&str, usize>, uf: &mut UnionFind) {
     let mut templates: HashMap<Vec<&str>, Vec<usize>> = HashMap::new();
     for (i, w) in words.iter().enumerate() {
-        if !comparable(i) {
+        if !comparable(words, i) {
             continue;
         }
         let common: Vec<&str> = w
@@ -311,12 +348,21 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
             uf.union(members[0], j);
         }
     }
+}
 
-    // Judge each candidate pair on its own two tools.
-    let mut near: Vec<(usize, usize, f64)> = Vec::new();
-    let mut overlaps: Vec<(usize, usize, f64, Option<String>)> = Vec::new();
-    for &(i, j) in &candidates {
-        if !comparable(i) || !comparable(j) {
+/// Judge each candidate pair on its own two tools: near-identical pairs that no name word sets
+/// apart are joined in `uf` and returned as near; the others that neither description guides
+/// between are returned as overlaps.
+fn judge_candidates(
+    facts: &[ToolFacts],
+    words: &[BTreeSet<String>],
+    candidates: &BTreeSet<(usize, usize)>,
+    uf: &mut UnionFind,
+) -> (Vec<Near>, Vec<Overlap>) {
+    let mut near: Vec<Near> = Vec::new();
+    let mut overlaps: Vec<Overlap> = Vec::new();
+    for &(i, j) in candidates {
+        if !comparable(words, i) || !comparable(words, j) {
             continue;
         }
         let (a, b) = (&facts[i], &facts[j]);
@@ -345,8 +391,18 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
             overlaps.push((i, j, sim, None));
         }
     }
+    (near, overlaps)
+}
 
-    // Near-identical groups of three or more: one finding each.
+/// Near-identical groups of [`GROUP_MIN`] or more: one `TDQS-D005` finding each, pushed onto
+/// `out`. Returns which tools are in such a group, so their pairs are not reported again.
+fn group_findings(
+    facts: &[ToolFacts],
+    words: &[BTreeSet<String>],
+    uf: &mut UnionFind,
+    out: &mut Vec<(usize, Finding)>,
+) -> Vec<bool> {
+    let n = facts.len();
     let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for i in 0..n {
         let root = uf.find(i);
@@ -385,9 +441,17 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
             ),
         ));
     }
+    in_group
+}
 
-    // Pairs, strongest first, within the cap per tool; the rest summarised per tool.
-    let mut pairs: Vec<(usize, usize, f64, Option<String>, bool)> = near
+/// A pair to report: the two tools, their similarity, the word setting them apart, and whether
+/// it is near-identical (`TDQS-D005`) rather than an overlap (`TDQS-D006`).
+type RankedPair = (usize, usize, f64, Option<String>, bool);
+
+/// The pairs still to report (near pairs outside a group, and every overlap), strongest first:
+/// near-identical before overlap, then by similarity, then by index so the order is stable.
+fn ranked_pairs(near: Vec<Near>, overlaps: Vec<Overlap>, in_group: &[bool]) -> Vec<RankedPair> {
+    let mut pairs: Vec<RankedPair> = near
         .into_iter()
         .filter(|(i, j, _)| !in_group[*i] && !in_group[*j])
         .map(|(i, j, s)| (i, j, s, None, true))
@@ -402,6 +466,17 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
             .then(y.2.partial_cmp(&x.2).unwrap_or(std::cmp::Ordering::Equal))
             .then((x.0, x.1).cmp(&(y.0, y.1)))
     });
+    pairs
+}
+
+/// One finding per ranked pair while both tools are within [`PAIR_CAP`]; the partners past the
+/// cap are summarised in one finding per tool, pushed after all the pairs.
+fn capped_pair_findings(
+    facts: &[ToolFacts],
+    pairs: Vec<RankedPair>,
+    out: &mut Vec<(usize, Finding)>,
+) {
+    let n = facts.len();
     let mut used = vec![0usize; n];
     let mut overflow: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, j, sim, apart, is_near) in pairs {
@@ -411,27 +486,7 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
         }
         used[i] += 1;
         used[j] += 1;
-        let (a, b) = (&facts[i], &facts[j]);
-        let pct = sim * 100.0;
-        let finding = if is_near {
-            make(Code::D005, &a.name, format!("`{}` and `{}` share {pct:.0}% of their meaningful words.", a.name, b.name), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()])
-        } else {
-            let why = match apart {
-                Some(word) => format!("share {pct:.0}% of their words; only \"{word}\" tells them apart, and neither says which to prefer"),
-                None => format!("overlap ({pct:.0}% shared words) and neither says which to prefer"),
-            };
-            make(
-                Code::D006,
-                &a.name,
-                format!("`{}` and `{}` {why}.", a.name, b.name),
-                format!(
-                    "Add to each a sentence such as 'for … use `{}` instead'.",
-                    b.name
-                ),
-                vec![b.name.clone()],
-            )
-        };
-        out.push((i, finding));
+        out.push((i, pair_finding(&facts[i], &facts[j], sim, apart, is_near)));
     }
     for (i, partners) in overflow {
         let a = &facts[i];
@@ -453,5 +508,34 @@ pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec
             ),
         ));
     }
-    out
+}
+
+/// The finding for one pair: `TDQS-D005` when near-identical, else `TDQS-D006`, whose message
+/// names the one word that tells the tools apart when there is one.
+fn pair_finding(
+    a: &ToolFacts,
+    b: &ToolFacts,
+    sim: f64,
+    apart: Option<String>,
+    is_near: bool,
+) -> Finding {
+    let pct = sim * 100.0;
+    if is_near {
+        make(Code::D005, &a.name, format!("`{}` and `{}` share {pct:.0}% of their meaningful words.", a.name, b.name), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()])
+    } else {
+        let why = match apart {
+            Some(word) => format!("share {pct:.0}% of their words; only \"{word}\" tells them apart, and neither says which to prefer"),
+            None => format!("overlap ({pct:.0}% shared words) and neither says which to prefer"),
+        };
+        make(
+            Code::D006,
+            &a.name,
+            format!("`{}` and `{}` {why}.", a.name, b.name),
+            format!(
+                "Add to each a sentence such as 'for … use `{}` instead'.",
+                b.name
+            ),
+            vec![b.name.clone()],
+        )
+    }
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::facts::{InjectionKind, Operation, ToolFacts};
+use super::facts::{InjectionKind, Operation, ParamFacts, ToolFacts};
 use super::text;
 
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
@@ -681,6 +681,15 @@ fn check_description(c: &mut Collector, f: &ToolFacts, namespace: Option<&str>) 
 
 /// Parameters: the input schema, required lists, parameter descriptions and formats.
 fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) {
+    check_input_schema(c, f, tool);
+    let list_values = regex_list_values();
+    for p in &f.params {
+        check_parameter(c, f.name.as_str(), p, list_values);
+    }
+}
+
+/// The schema as a whole: an object schema, a required list, and parameters explained somewhere.
+fn check_input_schema(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) {
     let name = f.name.as_str();
     let t = Some(name);
     if !f.input_schema_is_object {
@@ -710,129 +719,150 @@ fn check_parameters(c: &mut Collector, f: &ToolFacts, tool: &serde_json::Value) 
     if f.params.len() >= 3 && undocumented > 0 && f.mentioned_params.is_empty() {
         c.push(Code::P010, t, None, format!("`{name}` takes {} parameters, {undocumented} without a description, and its description mentions none of them.", f.params.len()), "Describe each parameter in the schema, or explain them in the description.".into(), vec![]);
     }
-    let format_words = [
-        "date",
-        "time",
-        "timestamp",
-        "datetime",
-        "email",
-        "url",
-        "uri",
-        "link",
-        "uuid",
-        "guid",
-        "since",
-        "until",
-        "before",
-        "after",
-        "deadline",
-    ];
-    let list_values = regex_list_values();
-    for p in &f.params {
-        let pn = Some(p.name.as_str());
-        let ptoks = text::name_tokens(&p.name);
-        if p.description.is_empty() {
+}
+
+/// Name words that call for a declared format or pattern on a string parameter.
+const FORMAT_WORDS: [&str; 15] = [
+    "date",
+    "time",
+    "timestamp",
+    "datetime",
+    "email",
+    "url",
+    "uri",
+    "link",
+    "uuid",
+    "guid",
+    "since",
+    "until",
+    "before",
+    "after",
+    "deadline",
+];
+
+/// One parameter: its description, then its type, its values, its format and (for a boolean)
+/// what true means, in that order of findings.
+fn check_parameter(c: &mut Collector, name: &str, p: &ParamFacts, list_values: &regex::Regex) {
+    let t = Some(name);
+    let pn = Some(p.name.as_str());
+    let ptoks = text::name_tokens(&p.name);
+    check_parameter_description(c, name, p, &ptoks);
+    if !p.typed {
+        c.push(
+            Code::P005,
+            t,
+            pn,
+            format!("`{name}.{}` has no type.", p.name),
+            "Declare \"type\" (string, integer, number, boolean, array, object).".into(),
+            vec![],
+        );
+    }
+    if p.untyped_object {
+        c.push(
+            Code::P009,
+            t,
+            pn,
+            format!(
+                "`{name}.{}` is an object with no declared properties.",
+                p.name
+            ),
+            "Declare its properties, or additionalProperties with a type.".into(),
+            vec![],
+        );
+    }
+    if p.is_string() && p.enum_values.is_empty() && list_values.is_match(&p.description) {
+        c.push(
+            Code::P003,
+            t,
+            pn,
+            format!(
+                "`{name}.{}` lists its values in prose (\"{}\") but has no enum.",
+                p.name,
+                quote(&p.description, 80)
+            ),
+            "Move the allowed values into \"enum\".".into(),
+            vec![],
+        );
+    }
+    let wants_format = ptoks.iter().any(|tok| FORMAT_WORDS.contains(&tok.as_str()))
+        || ptoks.last().is_some_and(|l| l == "at" || l == "on");
+    if p.is_string()
+        && wants_format
+        && p.format.is_none()
+        && !p.has_pattern
+        && p.enum_values.is_empty()
+    {
+        c.push(Code::P004, t, pn, format!("`{name}.{}` looks like a date, time, email, URL or identifier but declares no format or pattern.", p.name), "Declare \"format\" (date-time, date, email, uri, uuid) or a \"pattern\".".into(), vec![]);
+    }
+    if p.is_string() && !p.is_constrained() && !p.has_example() {
+        c.push(
+            Code::P006,
+            t,
+            pn,
+            format!(
+                "`{name}.{}` is a free string with no example, default, enum, pattern or format.",
+                p.name
+            ),
+            "Add \"examples\" or an example in its description.".into(),
+            vec![],
+        );
+    }
+    if p.is_boolean() {
+        let words_n = text::words(&p.description).len();
+        if words_n < 3 {
             c.push(
-                Code::P001,
+                Code::P008,
                 t,
                 pn,
-                format!("`{name}.{}` has no description.", p.name),
-                format!(
-                    "Describe `{}`: what it is, its format, and where the value comes from.",
-                    p.name
-                ),
-                vec![],
-            );
-        } else {
-            let bare = text::bare(&p.description);
-            let dwords: Vec<String> = text::words(&p.description)
-                .into_iter()
-                .filter(|w| !text::is_stop_word(w))
-                .map(|w| text::singular(&w))
-                .collect();
-            let pwords: Vec<String> = ptoks.iter().map(|w| text::singular(w)).collect();
-            if bare == ptoks.join(" ")
-                || (!dwords.is_empty()
-                    && dwords.len() <= 3
-                    && dwords.iter().all(|w| pwords.contains(w)))
-            {
-                c.push(
-                    Code::P002,
-                    t,
-                    pn,
-                    format!(
-                        "The description of `{name}.{}` (\"{}\") only restates its name.",
-                        p.name,
-                        quote(&p.description, 60)
-                    ),
-                    "Give the format, the allowed values or the tool that returns this value."
-                        .into(),
-                    vec![],
-                );
-            }
-        }
-        if !p.typed {
-            c.push(
-                Code::P005,
-                t,
-                pn,
-                format!("`{name}.{}` has no type.", p.name),
-                "Declare \"type\" (string, integer, number, boolean, array, object).".into(),
+                format!("Boolean `{name}.{}` does not say what true means.", p.name),
+                "Say what happens when it is true, and the default.".into(),
                 vec![],
             );
         }
-        if p.untyped_object {
-            c.push(
-                Code::P009,
-                t,
-                pn,
-                format!(
-                    "`{name}.{}` is an object with no declared properties.",
-                    p.name
-                ),
-                "Declare its properties, or additionalProperties with a type.".into(),
-                vec![],
-            );
-        }
-        if p.is_string() && p.enum_values.is_empty() && list_values.is_match(&p.description) {
-            c.push(
-                Code::P003,
-                t,
-                pn,
-                format!(
-                    "`{name}.{}` lists its values in prose (\"{}\") but has no enum.",
-                    p.name,
-                    quote(&p.description, 80)
-                ),
-                "Move the allowed values into \"enum\".".into(),
-                vec![],
-            );
-        }
-        let wants_format = ptoks.iter().any(|tok| format_words.contains(&tok.as_str()))
-            || ptoks.last().is_some_and(|l| l == "at" || l == "on");
-        if p.is_string()
-            && wants_format
-            && p.format.is_none()
-            && !p.has_pattern
-            && p.enum_values.is_empty()
+    }
+}
+
+/// A parameter's description: present, and saying more than its name.
+fn check_parameter_description(c: &mut Collector, name: &str, p: &ParamFacts, ptoks: &[String]) {
+    let t = Some(name);
+    let pn = Some(p.name.as_str());
+    if p.description.is_empty() {
+        c.push(
+            Code::P001,
+            t,
+            pn,
+            format!("`{name}.{}` has no description.", p.name),
+            format!(
+                "Describe `{}`: what it is, its format, and where the value comes from.",
+                p.name
+            ),
+            vec![],
+        );
+    } else {
+        let bare = text::bare(&p.description);
+        let dwords: Vec<String> = text::words(&p.description)
+            .into_iter()
+            .filter(|w| !text::is_stop_word(w))
+            .map(|w| text::singular(&w))
+            .collect();
+        let pwords: Vec<String> = ptoks.iter().map(|w| text::singular(w)).collect();
+        if bare == ptoks.join(" ")
+            || (!dwords.is_empty()
+                && dwords.len() <= 3
+                && dwords.iter().all(|w| pwords.contains(w)))
         {
-            c.push(Code::P004, t, pn, format!("`{name}.{}` looks like a date, time, email, URL or identifier but declares no format or pattern.", p.name), "Declare \"format\" (date-time, date, email, uri, uuid) or a \"pattern\".".into(), vec![]);
-        }
-        if p.is_string() && !p.is_constrained() && !p.has_example() {
-            c.push(Code::P006, t, pn, format!("`{name}.{}` is a free string with no example, default, enum, pattern or format.", p.name), "Add \"examples\" or an example in its description.".into(), vec![]);
-        }
-        if p.is_boolean() {
-            let words_n = text::words(&p.description).len();
-            if words_n < 3 {
-                c.push(
-                    Code::P008,
-                    t,
-                    pn,
-                    format!("Boolean `{name}.{}` does not say what true means.", p.name),
-                    "Say what happens when it is true, and the default.".into(),
-                    vec![],
-                );
-            }
+            c.push(
+                Code::P002,
+                t,
+                pn,
+                format!(
+                    "The description of `{name}.{}` (\"{}\") only restates its name.",
+                    p.name,
+                    quote(&p.description, 60)
+                ),
+                "Give the format, the allowed values or the tool that returns this value.".into(),
+                vec![],
+            );
         }
     }
 }

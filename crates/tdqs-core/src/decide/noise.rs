@@ -256,48 +256,98 @@ pub fn next_with(
         return NoiseNext::ScoreMore(required - pairs.len());
     }
     let pairs = &pairs[..required];
-    let means = |side: fn(&PairTools) -> Side<'_>| -> Vec<Frac> {
-        pairs
-            .iter()
-            .map(|p| PairTools::exact_mean(side(p)).unwrap_or_default())
-            .collect()
-    };
-    let base_means = means(base_of);
-    let head_means = means(head_of);
-    let spread = |v: &[Frac]| {
-        let lo = v.iter().min().copied().unwrap_or_default();
-        let hi = v.iter().max().copied().unwrap_or_default();
-        [f(lo), f(hi)]
-    };
+    let base_means = exact_means(pairs, base_of);
+    let head_means = exact_means(pairs, head_of);
     let base_median = median_frac(&base_means);
     let head_median = median_frac(&head_means);
     let delta = head_median - base_median;
 
-    // Standard error of the mean difference: noisy tools' variances over n² per side.
-    let side_variance = |side: fn(&PairTools) -> Side<'_>| -> Frac {
-        let (first, rest) = side(&pairs[0]);
-        let n = (first.len() as i64 + rest.count as i64).max(1);
-        // An unlisted tool has one value over every pair: a noisy one carries the floor.
-        let unlisted = params.floor_variance * Frac::from_integer(rest.noisy as i64);
-        let total = first
-            .iter()
-            .map(|(name, score)| {
-                let values: Vec<Tenths> = pairs
-                    .iter()
-                    .filter_map(|p| side(p).0.get(name).map(|t| t.tdqs))
-                    .collect();
-                noise_variance(&values, score.noisy, params)
-            })
-            .fold(unlisted, |a, b| a + b);
-        total / Frac::from_integer(n * n)
-    };
-    let mean_variance = side_variance(base_of) + side_variance(head_of);
+    let mean_variance =
+        mean_side_variance(pairs, base_of, params) + mean_side_variance(pairs, head_of, params);
     let rounded_base = round1_frac(base_median);
     let rounded_head = round1_frac(head_median);
     let mean_blocks =
         dropped && rounded_head < rounded_base && beyond_noise(delta, mean_variance, params);
 
-    // The guard, per tool present on both sides.
+    let fallen_tools = fallen_tools(first, pairs, dropped, guard, params);
+    let assessment = Assessment {
+        mean_delta_exact: format!("{}/{}", delta.numer(), delta.denom()),
+        mean_delta: f(delta),
+        mean_tolerance: tolerance(mean_variance, params),
+        base_spread: spread(&base_means),
+        head_spread: spread(&head_means),
+        guard,
+        fallen_tools,
+    };
+    let medians = (required > 1).then_some(Medians {
+        base: rounded_base,
+        head: rounded_head,
+    });
+    let (verdict, reason) = verdict_and_reason(
+        &assessment,
+        mean_blocks,
+        dropped,
+        required,
+        rounded_base,
+        rounded_head,
+    );
+    NoiseNext::Decided {
+        verdict,
+        reason,
+        medians,
+        assessment,
+    }
+}
+
+/// Each pair's exact mean TDQS on one side.
+fn exact_means(pairs: &[PairTools], side: fn(&PairTools) -> Side<'_>) -> Vec<Frac> {
+    pairs
+        .iter()
+        .map(|p| PairTools::exact_mean(side(p)).unwrap_or_default())
+        .collect()
+}
+
+/// The lowest and highest of the pairs' exact means, as the assessment shows them.
+fn spread(v: &[Frac]) -> [f64; 2] {
+    let lo = v.iter().min().copied().unwrap_or_default();
+    let hi = v.iter().max().copied().unwrap_or_default();
+    [f(lo), f(hi)]
+}
+
+/// One side's share of the variance of the mean difference: the noisy tools' variances over n²,
+/// where n counts the listed and the left-out tools.
+fn mean_side_variance(
+    pairs: &[PairTools],
+    side: fn(&PairTools) -> Side<'_>,
+    params: &NoiseParams,
+) -> Frac {
+    let (first, rest) = side(&pairs[0]);
+    let n = (first.len() as i64 + rest.count as i64).max(1);
+    // An unlisted tool has one value over every pair: a noisy one carries the floor.
+    let unlisted = params.floor_variance * Frac::from_integer(rest.noisy as i64);
+    let total = first
+        .iter()
+        .map(|(name, score)| {
+            let values: Vec<Tenths> = pairs
+                .iter()
+                .filter_map(|p| side(p).0.get(name).map(|t| t.tdqs))
+                .collect();
+            noise_variance(&values, score.noisy, params)
+        })
+        .fold(unlisted, |a, b| a + b);
+    total / Frac::from_integer(n * n)
+}
+
+/// The guard, per tool present on both sides of every pair: each tool whose median fell, and
+/// whether the fall blocks (only after confirmation, by the guard or more, beyond its noise).
+/// Sorted by the size of the fall, largest first.
+fn fallen_tools(
+    first: &PairTools,
+    pairs: &[PairTools],
+    dropped: bool,
+    guard: Tenths,
+    params: &NoiseParams,
+) -> Vec<ToolFall> {
     let mut fallen_tools = Vec::new();
     for (name, first_head) in &first.head {
         let Some(first_base) = first.base.get(name) else {
@@ -333,21 +383,25 @@ pub fn next_with(
         });
     }
     fallen_tools.sort_by_key(|t| t.head.0 - t.base.0);
+    fallen_tools
+}
 
-    let assessment = Assessment {
-        mean_delta_exact: format!("{}/{}", delta.numer(), delta.denom()),
-        mean_delta: f(delta),
-        mean_tolerance: tolerance(mean_variance, params),
-        base_spread: spread(&base_means),
-        head_spread: spread(&head_means),
-        guard,
-        fallen_tools: fallen_tools.clone(),
-    };
-    let medians = (required > 1).then_some(Medians {
-        base: rounded_base,
-        head: rounded_head,
-    });
-    let blocking: Vec<&ToolFall> = fallen_tools.iter().filter(|t| t.blocks).collect();
+/// The verdict and the sentence that explains it: the mean fell beyond noise, or a tool did,
+/// or the first pair did not drop, or it dropped within the judge's noise.
+fn verdict_and_reason(
+    assessment: &Assessment,
+    mean_blocks: bool,
+    dropped: bool,
+    required: usize,
+    rounded_base: Tenths,
+    rounded_head: Tenths,
+) -> (Verdict, String) {
+    let guard = assessment.guard;
+    let blocking: Vec<&ToolFall> = assessment
+        .fallen_tools
+        .iter()
+        .filter(|t| t.blocks)
+        .collect();
     let sure = format!(
         "over {required} pairs the base's exact mean ranged {:.3}–{:.3} and the head's {:.3}–{:.3}",
         assessment.base_spread[0],
@@ -359,7 +413,7 @@ pub fn next_with(
         .iter()
         .map(|t| format!("`{}` {} → {}", t.tool, t.base, t.head))
         .collect();
-    let (verdict, reason) = if mean_blocks {
+    if mean_blocks {
         let tools = if named.is_empty() {
             String::new()
         } else {
@@ -400,12 +454,6 @@ pub fn next_with(
                 assessment.mean_delta, assessment.mean_tolerance
             ),
         )
-    };
-    NoiseNext::Decided {
-        verdict,
-        reason,
-        medians,
-        assessment,
     }
 }
 
