@@ -525,6 +525,17 @@ export_servers() { # dir base names-file
             failure_note "${start}" "${code}" >"${dir}/head/${name}.failed"
         fi
     done <"${names_file}"
+    # A server the base's tables have and the head's lack: the pull request dropped it from
+    # tdqs-gate.toml, and it is not left out of the gate silently (the scoring step makes it
+    # INVALID), unless the workflow names the servers to gate with --server.
+    if [[ -n "${base_names}" && ${#EXPORT_ARGS[@]} == "${#SERVER_ARGS[@]}" ]]; then
+        while IFS= read -r name; do
+            if [[ -z "${name}" ]] || ! valid_server_name "${name}" || grep -qxF -- "${name}" "${names_file}"; then
+                continue
+            fi
+            printf '%s\n' "server \`${name}\` is in the base revision's tdqs-gate.toml but not in the head's: a server the change removes is not left out of the gate silently; if the removal is intended, name the servers to gate with --server in the workflow's args for this change" >"${dir}/head/${name}.failed"
+        done <<<"${base_names}"
+    fi
 }
 
 # The step that runs pull-request code. It holds no judge token: its environment has none (see

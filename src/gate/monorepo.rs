@@ -18,7 +18,7 @@ use crate::config::{is_valid_server_name, Config};
 use crate::report::write;
 use crate::revision::Side;
 use crate::score::side::{Progress, ProgressEvent};
-use tdqs_core::error::Error;
+use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
 use tdqs_core::report::ReportError;
@@ -179,6 +179,17 @@ pub(super) async fn run(
             report,
         });
     }
+    // Without names on the command line the head's tables choose the servers, and the head is
+    // the change under review: a server it drops from tdqs-gate.toml would otherwise pass
+    // ungated. Each server the base's own tables have and the head's lack is INVALID.
+    if opts.server.servers.is_empty() {
+        for name in removed_servers(&base.root, &targets) {
+            let e = removed_server_error(&name);
+            let report =
+                Draft::new(pins.clone()).report(Verdict::Invalid, e.summary(), None, Some(&e));
+            servers.push(ServerReport { name, report });
+        }
+    }
     // The worktree is removed now; failing to remove it is a defect the run reports.
     let closed = base.close().and(head.close());
     let mut report = MonorepoReport::new(servers);
@@ -189,6 +200,35 @@ pub(super) async fn run(
         report.error = Some(report_error(&e));
     }
     finish(opts, report)
+}
+
+/// The names of the base revision's `[[server]]` tables that `targets` (the head's) lack. A base
+/// whose configuration cannot be read names none: the base is the reviewed side, and its own
+/// errors are not the change's.
+fn removed_servers(base_root: &std::path::Path, targets: &[Target]) -> Vec<String> {
+    let Ok(Some(config)) = Config::load(base_root) else {
+        return Vec::new();
+    };
+    config
+        .server_names()
+        .into_iter()
+        .filter(|name| !targets.iter().any(|t| &t.name == name))
+        .collect()
+}
+
+/// Why a server the change removed is INVALID, and how an intended removal gets through.
+pub(crate) fn removed_server_error(name: &str) -> Error {
+    Error::new(
+        Stage::Config,
+        format!(
+            "server `{name}` is in the base revision's tdqs-gate.toml but not in the head's: a \
+             server the change removes is not left out of the gate silently"
+        ),
+    )
+    .with_advice(
+        "if the removal is intended, gate the remaining servers by name for this change (--server \
+         NAME for each, given by the workflow, not by the pull request)",
+    )
 }
 
 fn report_error(e: &Error) -> ReportError {

@@ -549,3 +549,42 @@ fn issue_17_monorepo_identical_servers_are_scored_as_if_alone_and_check_agrees()
     let check = setup.run(&["--check", &path, "--judge", "static"]);
     check.assert_code(1);
 }
+
+#[test]
+fn issue_17_monorepo_a_server_the_head_drops_from_the_config_is_invalid_not_ungated() {
+    // The change deletes web's table (and could then make web's tools worse unseen).
+    let setup = monorepo(TWO_SERVERS);
+    let api_only =
+        TWO_SERVERS[..TWO_SERVERS.find("[[server]]\nname = \"web\"").unwrap()].to_string();
+    setup.repo.write("tdqs-gate.toml", &api_only);
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decision"], "invalid");
+    assert_eq!(names(&report), vec!["api", "web"]);
+    assert_unscored_pass(server(&report, "api"));
+    let web = server(&report, "web");
+    assert_eq!(web["decision"], "invalid");
+    let cause = web["error"]["cause"].as_str().unwrap();
+    assert!(
+        cause.contains(
+            "server `web` is in the base revision's tdqs-gate.toml but not in the head's"
+        ),
+        "{cause}"
+    );
+    assert!(web["error"]["advice"]
+        .as_str()
+        .unwrap()
+        .contains("--server"));
+    assert!(
+        run.stderr.contains("`api` PASS, `web` INVALID."),
+        "{}",
+        run.describe()
+    );
+
+    // Servers named by the workflow: the removal is intended, and api alone is gated.
+    let run = setup.gate(&["--server", "api"]);
+    run.assert_code(0);
+    assert_eq!(names(&run.report()), vec!["api"]);
+}

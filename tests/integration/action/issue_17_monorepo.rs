@@ -250,3 +250,40 @@ fn issue_17_action_monorepo_a_fork_without_a_token_gets_the_fork_hint_for_the_ch
     );
     assert!(claude.runs().iter().all(|r| r["kind"] != "call"));
 }
+
+#[test]
+fn issue_17_action_monorepo_a_server_the_pull_request_drops_from_the_config_is_invalid() {
+    let fixtures = Fixtures::new();
+    let workspace = fixtures.clone("mono-unchanged");
+    // The pull request deletes web's table: web would otherwise leave the gate unseen.
+    let config = read(&workspace.join("tdqs-gate.toml"));
+    let start = config.find("[[server]]\nname = \"web\"").expect(&config);
+    let end = config[start + 1..]
+        .find("[[server]]")
+        .map_or(config.len(), |i| start + 1 + i);
+    let config = format!("{}{}", &config[..start], &config[end..]);
+    std::fs::write(workspace.join("tdqs-gate.toml"), config).unwrap();
+    let t = temp();
+    let job = pull_request_job(
+        &workspace,
+        t.path(),
+        &[("judge", "static")],
+        "http://127.0.0.1:9",
+    );
+    let run = runner::run(&job);
+    let log = run.log();
+    assert_consistent(&run, "invalid", 2);
+    assert_eq!(
+        decisions(&run),
+        json!({"api": "pass", "web": "invalid"}),
+        "{log}"
+    );
+    let report: Value = serde_json::from_str(&read(Path::new(&run.outputs["report"]))).unwrap();
+    let web = &report["servers"][1]["report"];
+    assert!(
+        web["reason"].as_str().unwrap().contains(
+            "server `web` is in the base revision's tdqs-gate.toml but not in the head's"
+        ),
+        "{web:#}"
+    );
+}
