@@ -327,10 +327,14 @@ pub(super) async fn run(opts: &GateOptions, progress: Arc<dyn Progress>, pins: P
             &mut judge,
         )
         .await;
-        let report = match decided {
+        let mut report = match decided {
             Ok((verdict, reason, medians)) => draft.report(verdict, reason, medians, None),
             Err(e) => draft.report(Verdict::Invalid, e.summary(), None, Some(&e)),
         };
+        // A large server's unchanged tools are summarised as in a single-server report.
+        if !opts.full_report {
+            tdqs_core::report::summary::summarise(&mut report);
+        }
         progress.event(ProgressEvent::Note(format!(
             "server `{name}`: {}",
             report.decision

@@ -588,3 +588,51 @@ fn issue_17_monorepo_a_server_the_head_drops_from_the_config_is_invalid_not_unga
     run.assert_code(0);
     assert_eq!(names(&run.report()), vec!["api"]);
 }
+
+#[test]
+fn issue_17_monorepo_a_large_server_is_summarised_and_check_agrees() {
+    // api lists 60 tools (over the 50 a report lists in full); one of them changes.
+    let many: Vec<Value> = (0..60)
+        .map(|i| {
+            json!({
+                "name": format!("record_{i:02}"),
+                "description": format!("Returns record {i} of the archive. Use it to read one record; it changes nothing."),
+                "inputSchema": {"type": "object", "properties": {}},
+                "annotations": {"readOnlyHint": true}
+            })
+        })
+        .collect();
+    let setup = monorepo(TWO_SERVERS);
+    setup
+        .repo
+        .write("api/tools.json", &pretty(&Value::Array(many.clone())));
+    setup.repo.commit_all("a large api");
+    let mut head = many;
+    head[7]["description"] = json!("Returns a record.");
+    setup
+        .repo
+        .write("api/tools.json", &pretty(&Value::Array(head)));
+    let run = setup.run(&["--base", "main", "--judge", "static"]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.describe());
+    let report = run.report();
+    assert_schema_valid(&report);
+    let api = server(&report, "api");
+    assert_eq!(api["omitted"]["count"], 59, "{api:#}");
+    assert_eq!(api["head"]["tools"].as_array().unwrap().len(), 1);
+
+    let path = run.report_path().display().to_string();
+    let check = setup.run(&["--check", &path, "--judge", "static"]);
+    check.assert_code(run.code);
+
+    // --full-report lists all 60.
+    let full = setup.run(&["--base", "main", "--judge", "static", "--full-report"]);
+    let report = full.report();
+    assert!(server(&report, "api").get("omitted").is_none());
+    assert_eq!(
+        server(&report, "api")["head"]["tools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        60
+    );
+}
