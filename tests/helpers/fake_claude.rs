@@ -47,6 +47,10 @@
 //! - `fake-claude.calls/` and `fake-claude.seen/` — the fake's counters (one empty file per
 //!   call, and per occurrence of each distinct prompt).
 //!
+//! - `noise` (optional) — seeded, realistic answer noise for `answer` calls: see
+//!   `fake_claude_noise.rs`. The noisy answer replaces the prompt-derived one, and a script rule
+//!   still lays its scores over it; the log records the draw under `noise`.
+//!
 //! It also answers `--version` and `auth status` (exit 1 when `logged_in` is false), and, like
 //! the real CLI, refuses unknown options and `stream-json` without `--verbose`.
 
@@ -57,6 +61,11 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+#[path = "fake_claude_noise.rs"]
+mod noise;
+
+use noise::Noise;
+
 const SLEEPER_ARG: &str = "__fake_claude_sleeper";
 
 struct Control {
@@ -65,6 +74,7 @@ struct Control {
     latency: Duration,
     calls: Vec<String>,
     script: Vec<Value>,
+    noise: Option<Noise>,
 }
 
 fn main() {
@@ -117,6 +127,7 @@ fn read_control(home: &Path) -> Control {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default(),
+        noise: Noise::from_control(&value),
     }
 }
 
@@ -188,6 +199,11 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
     extra.insert("question".into(), json!(kind));
     extra.insert("occurrence".into(), json!(occurrence));
     extra.insert("rule".into(), json!(rule));
+    let mut derived = derived_answer(kind, &stdin);
+    if let Some(noise) = &control.noise {
+        let draw = noise.apply(&mut derived, kind, &system_text, &stdin, occurrence);
+        extra.insert("noise".into(), draw);
+    }
     if behaviour == "hang" || behaviour == "answer-leaving-helper" {
         // The helper inherits stdout and stderr, so those pipes stay open as long as it runs.
         // It is left behind on purpose: the judge must clean it up.
@@ -215,7 +231,7 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
         .cloned()
         .unwrap_or_else(|| "claude-opus-5-5".to_string());
     let mut out = Stream::new(&requested, &control.version, &options);
-    let good_answer = || answer_for(kind, &stdin, scripted);
+    let good_answer = || answer_for(derived.clone(), scripted);
 
     match behaviour.as_str() {
         "answer" | "answer-leaving-helper" => out.answer(&requested, &good_answer()),
@@ -552,13 +568,18 @@ fn rule_applies(rule: &Value, kind: &str, user_prompt: &str, occurrence: u64) ->
     }
 }
 
-/// A deterministic answer derived from the prompt, with a script rule's scores laid over it.
-fn answer_for(kind: &str, user_prompt: &str, rule: Option<&Value>) -> String {
-    let mut value = if kind == "coherence" {
+/// The deterministic answer derived from the prompt.
+fn derived_answer(kind: &str, user_prompt: &str) -> Value {
+    if kind == "coherence" {
         coherence_answer(user_prompt)
     } else {
         tool_answer(user_prompt)
-    };
+    }
+}
+
+/// The answer text: `value` (derived from the prompt, noisy in noise mode) with a script rule's
+/// scores laid over it.
+fn answer_for(mut value: Value, rule: Option<&Value>) -> String {
     if let Some(rule) = rule {
         apply_scores(&mut value, rule);
     }
