@@ -18,6 +18,7 @@ mod issue_17;
 mod issue_17_monorepo;
 mod launch;
 mod lint;
+mod noisy_judge;
 mod loopback;
 mod process_runner;
 mod real_servers;
