@@ -16,7 +16,7 @@ It is a stand-in, not a live model: it shows what the gate's decision code does 
 that vary like a judge's, not how a real model varies.
 
     python3 scripts/bench-decisions-e2e.py [N] [--seed S] [--sigma 0.1] [--jump-probability 0.01]
-        [--scenarios a1,a20,b,c,d] [--rules noise-aware,reference] [--release]
+        [--scenarios a1,a20,b,c,c1,d] [--rules noise-aware,reference] [--release]
 """
 import argparse
 import hashlib
@@ -75,6 +75,7 @@ SCENARIOS = {
     "a20": ("(a) 1 tool of 20 reworded, same quality", 20, "reword", 0.0, "PASS"),
     "b": ("(b) 1 of 44 description deleted", 44, "delete", None, "BLOCK"),
     "c": ("(c) 1 of 20 falls 0.5 TDQS", 20, "reword", -0.5, "BLOCK"),
+    "c1": ("(c) 1 of 20 falls 1.0 TDQS", 20, "reword", -1.0, "BLOCK"),
     "d": ("(d) 1 of 20 improves 0.5 TDQS", 20, "reword", 0.5, "PASS"),
 }
 
@@ -136,9 +137,10 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sigma", type=float, default=0.1)
     ap.add_argument("--jump-probability", type=float, default=0.01)
-    ap.add_argument("--scenarios", default="a1,a20,b,c,d")
+    ap.add_argument("--scenarios", default="a1,a20,b,c,c1,d")
     ap.add_argument("--rules", default="noise-aware,reference")
     ap.add_argument("--release", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the work folder (the last run's fake log)")
     args = ap.parse_args()
 
     gate, fake = build(args.release)
@@ -204,7 +206,10 @@ def main():
                     calls += len(model_calls)
                     for x in model_calls:
                         if x.get("question") == "tool" and "noise" in x:
-                            digest = hashlib.sha256((str(seed) + x["stdin"]).encode()).hexdigest()
+                            # Repeats of one prompt within one run (rows share seeds, so
+                            # the same prompt in another row draws the same answers).
+                            where = f"{key}\0{rule}\0{seed}\0{x['stdin']}"
+                            digest = hashlib.sha256(where.encode()).hexdigest()
                             spread.setdefault(digest, []).append(tdqs(x["noise"]["scores"]))
                     report = os.path.join(report_dir, "tool-definition-score.json")
                     if os.path.exists(report):
@@ -236,7 +241,10 @@ def main():
                   f"one tool's TDQS {sum(diffs) / len(diffs):.3f}, 99th percentile "
                   f"{diffs[int(0.99 * (len(diffs) - 1))]:.1f}, largest {diffs[-1]:.1f}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"work folder kept: {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
