@@ -41,9 +41,8 @@ impl Noise {
     /// The `noise` object of the control file, when there is one.
     pub fn from_control(control: &Value) -> Option<Noise> {
         let noise = control.get("noise")?.as_object()?;
-        let number = |key: &str, default: f64| {
-            noise.get(key).and_then(Value::as_f64).unwrap_or(default)
-        };
+        let number =
+            |key: &str, default: f64| noise.get(key).and_then(Value::as_f64).unwrap_or(default);
         Some(Noise {
             seed: noise.get("seed").and_then(Value::as_u64).unwrap_or(0),
             sigma: number("sigma", 0.1),
@@ -84,7 +83,9 @@ impl Noise {
             user_prompt.as_bytes(),
             &occurrence.to_le_bytes(),
         ]);
-        let scores = derived["scores"].as_object_mut().expect("an answer has scores");
+        let scores = derived["scores"]
+            .as_object_mut()
+            .expect("an answer has scores");
         let dimensions: Vec<String> = scores.keys().cloned().collect();
         let mut drawn = Map::new();
         let mut truths = Map::new();
