@@ -68,8 +68,9 @@ def reworded_description(i):
             f"id; an unknown id is an error. {MARK}")
 
 
-# Each scenario: (label, tool count, the changed tool's head description (None = deleted),
-# per-dimension change of the changed tool's true score (None = hard gate), expected verdict).
+# Each scenario: (label, tool count, what happens to the last tool's description on the head
+# ("reword" or "delete"), the per-dimension change of its true score on the head (None for a
+# deleted description: the hard gate scores it), the verdict a perfect judge would give).
 SCENARIOS = {
     "a1": ("(a) 1 tool of 1 reworded, same quality", 1, "reword", 0.0, "PASS"),
     "a20": ("(a) 1 tool of 20 reworded, same quality", 20, "reword", 0.0, "PASS"),
