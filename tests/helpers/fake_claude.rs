@@ -39,6 +39,10 @@
 //!   one, sets every dimension of the kind to `all`, then each dimension named in `scores`
 //!   (a number, or `{"score", "justification"}`). `latency_ms` replaces the global latency.
 //!   A call no rule applies to behaves as `calls` says.
+//!
+//!   `noise` (optional): seeded answers that vary between calls like a judge's (see
+//!   `fake_claude_noise.rs`). The noisy answer replaces the prompt-derived one, a script rule
+//!   still lays its scores over it, and the log records the draw under `noise`.
 //! - `fake-claude.log` — written by the fake: one JSON line per run with its argv, cwd, the
 //!   entries of the cwd at start, the complete environment, stdin, the system prompt file's
 //!   contents, its pid and process group (and the helper's pid for `hang`); for `-p` runs also
@@ -46,10 +50,6 @@
 //!   script rule that applied, or null).
 //! - `fake-claude.calls/` and `fake-claude.seen/` — the fake's counters (one empty file per
 //!   call, and per occurrence of each distinct prompt).
-//!
-//! - `noise` (optional) — seeded, realistic answer noise for `answer` calls: see
-//!   `fake_claude_noise.rs`. The noisy answer replaces the prompt-derived one, and a script rule
-//!   still lays its scores over it; the log records the draw under `noise`.
 //!
 //! It also answers `--version` and `auth status` (exit 1 when `logged_in` is false), and, like
 //! the real CLI, refuses unknown options and `stream-json` without `--verbose`.
