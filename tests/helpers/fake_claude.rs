@@ -45,6 +45,9 @@
 //!   `{"request": "…", "tool": "NAME or NO_TOOL", "arguments": {…}}`; the entry whose `request`
 //!   equals the question's user request gives the answer (confidence 0.9), and a request no
 //!   entry names is answered `NO_TOOL`. The question's kind is logged as `selection`.
+//!   `noise` (optional): seeded answers that vary between calls like a judge's (see
+//!   `fake_claude_noise.rs`). The noisy answer replaces the prompt-derived one, a script rule
+//!   still lays its scores over it, and the log records the draw under `noise`.
 //! - `fake-claude.log` — written by the fake: one JSON line per run with its argv, cwd, the
 //!   entries of the cwd at start, the complete environment, stdin, the system prompt file's
 //!   contents, its pid and process group (and the helper's pid for `hang`); for `-p` runs also
@@ -63,6 +66,11 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+#[path = "fake_claude_noise.rs"]
+mod noise;
+
+use noise::Noise;
+
 const SLEEPER_ARG: &str = "__fake_claude_sleeper";
 
 struct Control {
@@ -72,6 +80,7 @@ struct Control {
     calls: Vec<String>,
     script: Vec<Value>,
     select: Vec<Value>,
+    noise: Option<Noise>,
 }
 
 fn main() {
@@ -129,6 +138,7 @@ fn read_control(home: &Path) -> Control {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default(),
+        noise: Noise::from_control(&value),
     }
 }
 
@@ -200,6 +210,11 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
     extra.insert("question".into(), json!(kind));
     extra.insert("occurrence".into(), json!(occurrence));
     extra.insert("rule".into(), json!(rule));
+    let mut derived = derived_answer(kind, &stdin);
+    if let Some(noise) = &control.noise {
+        let draw = noise.apply(&mut derived, kind, &system_text, &stdin, occurrence);
+        extra.insert("noise".into(), draw);
+    }
     if behaviour == "hang" || behaviour == "answer-leaving-helper" {
         // The helper inherits stdout and stderr, so those pipes stay open as long as it runs.
         // It is left behind on purpose: the judge must clean it up.
@@ -231,7 +246,7 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
         if kind == "selection" {
             selection_answer(&stdin, &control.select)
         } else {
-            answer_for(kind, &stdin, scripted)
+            answer_for(derived.clone(), scripted)
         }
     };
 
@@ -573,7 +588,6 @@ fn rule_applies(rule: &Value, kind: &str, user_prompt: &str, occurrence: u64) ->
     }
 }
 
-/// A deterministic answer derived from the prompt, with a script rule's scores laid over it.
 /// The answer to a selection question: the `select` entry naming the request, else `NO_TOOL`.
 fn selection_answer(user_prompt: &str, select: &[Value]) -> String {
     let request = user_prompt
@@ -596,12 +610,18 @@ fn selection_answer(user_prompt: &str, select: &[Value]) -> String {
         .to_string()
 }
 
-fn answer_for(kind: &str, user_prompt: &str, rule: Option<&Value>) -> String {
-    let mut value = if kind == "coherence" {
+/// The deterministic answer derived from the prompt.
+fn derived_answer(kind: &str, user_prompt: &str) -> Value {
+    if kind == "coherence" {
         coherence_answer(user_prompt)
     } else {
         tool_answer(user_prompt)
-    };
+    }
+}
+
+/// The answer text: `value` (derived from the prompt, noisy in noise mode) with a script rule's
+/// scores laid over it.
+fn answer_for(mut value: Value, rule: Option<&Value>) -> String {
     if let Some(rule) = rule {
         apply_scores(&mut value, rule);
     }

@@ -22,6 +22,7 @@ mod issue_17_monorepo;
 mod launch;
 mod lint;
 mod loopback;
+mod noisy_judge;
 mod process_runner;
 mod real_servers;
 mod revision;
