@@ -115,26 +115,31 @@ fn same_reason(report: &Report, reason: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// The labels a report carries about what made it: this binary, the pins, the judge.
-fn check_labels(report: &Report, pins: &Pins) -> Result<(), Error> {
-    if report.schema_version != tdqs_core::report::REPORT_SCHEMA_VERSION {
+/// A report is checked only by the tdqs-gate that wrote it: its schema version and generator.
+fn same_writer(schema_version: u32, generator: &tdqs_core::report::Generator) -> Result<(), Error> {
+    if schema_version != tdqs_core::report::REPORT_SCHEMA_VERSION {
         return Err(differs(format!(
-            "the report has schema version {} but this tdqs-gate writes {}",
-            report.schema_version,
+            "the report has schema version {schema_version} but this tdqs-gate writes {}",
             tdqs_core::report::REPORT_SCHEMA_VERSION
         )));
     }
     let this = tdqs_core::report::Generator::default();
-    if report.generator != this {
+    if *generator != this {
         return Err(differs(format!(
             "the report says it was written by {} {} but this is {} {}",
-            report.generator.name, report.generator.version, this.name, this.version
+            generator.name, generator.version, this.name, this.version
         ))
         .with_advice(format!(
             "check a report with the tdqs-gate version that wrote it, or run {} {} again",
             this.name, this.version
         )));
     }
+    Ok(())
+}
+
+/// The labels a report carries about what made it: this binary, the pins, the judge.
+fn check_labels(report: &Report, pins: &Pins) -> Result<(), Error> {
+    same_writer(report.schema_version, &report.generator)?;
     if &report.versions != pins.raw() {
         return Err(differs(
             "the report's `versions` are not the pins it names by digest",
@@ -742,20 +747,7 @@ async fn check_monorepo(
     progress: Arc<dyn Progress>,
 ) -> Result<(), Error> {
     let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
-    if report.schema_version != tdqs_core::report::REPORT_SCHEMA_VERSION {
-        return Err(differs(format!(
-            "the report has schema version {} but this tdqs-gate writes {}",
-            report.schema_version,
-            tdqs_core::report::REPORT_SCHEMA_VERSION
-        )));
-    }
-    let this = tdqs_core::report::Generator::default();
-    if report.generator != this {
-        return Err(differs(format!(
-            "the report says it was written by {} {} but this is {} {}",
-            report.generator.name, report.generator.version, this.name, this.version
-        )));
-    }
+    same_writer(report.schema_version, &report.generator)?;
     if report.decision == Verdict::Invalid || report.error.is_some() {
         return Err(Error::new(
             Stage::Check,

@@ -29,7 +29,6 @@ use super::{judges, monorepo, sides, Draft, GateOptions, JudgeSlot, Outcome, Sid
 use crate::config::is_valid_server_name;
 use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::error::{Error, Stage};
-use tdqs_core::exit::Verdict;
 use tdqs_core::export::{Export, ExportSource, RawListing};
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
 use tdqs_core::spec::pins::Pins;
@@ -327,14 +326,7 @@ pub(super) async fn run(opts: &GateOptions, progress: Arc<dyn Progress>, pins: P
             &mut judge,
         )
         .await;
-        let mut report = match decided {
-            Ok((verdict, reason, medians)) => draft.report(verdict, reason, medians, None),
-            Err(e) => draft.report(Verdict::Invalid, e.summary(), None, Some(&e)),
-        };
-        // A large server's unchanged tools are summarised as in a single-server report.
-        if !opts.full_report {
-            tdqs_core::report::summary::summarise(&mut report);
-        }
+        let report = monorepo::server_report(draft, decided, opts);
         progress.event(ProgressEvent::Note(format!(
             "server `{name}`: {}",
             report.decision

@@ -21,7 +21,7 @@ use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
-use tdqs_core::report::ReportError;
+use tdqs_core::report::{Report, ReportError};
 use tdqs_core::spec::pins::Pins;
 
 /// One server to gate: its name, the configuration it is started from (its `[[server]]` table
@@ -166,14 +166,7 @@ pub(super) async fn run(
             &mut judge,
         )
         .await;
-        let mut report = match decided {
-            Ok((verdict, reason, medians)) => draft.report(verdict, reason, medians, None),
-            Err(e) => draft.report(Verdict::Invalid, e.summary(), None, Some(&e)),
-        };
-        // A large server's unchanged tools are summarised as in a single-server report.
-        if !opts.full_report {
-            tdqs_core::report::summary::summarise(&mut report);
-        }
+        let report = server_report(draft, decided, opts);
         progress.event(ProgressEvent::Note(format!(
             "server `{}`: {}",
             target.name, report.decision
@@ -233,6 +226,23 @@ pub(crate) fn removed_server_error(name: &str) -> Error {
         "if the removal is intended, gate the remaining servers by name for this change (--server \
          NAME for each, given by the workflow, not by the pull request)",
     )
+}
+
+/// One server's report from its decision or its failure, a large server's unchanged tools
+/// summarised as in a single-server report.
+pub(super) fn server_report(
+    draft: Draft,
+    decided: Result<super::Decided, Error>,
+    opts: &GateOptions,
+) -> Report {
+    let mut report = match decided {
+        Ok((verdict, reason, medians)) => draft.report(verdict, reason, medians, None),
+        Err(e) => draft.report(Verdict::Invalid, e.summary(), None, Some(&e)),
+    };
+    if !opts.full_report {
+        tdqs_core::report::summary::summarise(&mut report);
+    }
+    report
 }
 
 fn report_error(e: &Error) -> ReportError {

@@ -232,25 +232,12 @@ fn append(path: &Path, text: &str) -> Result<(), Error> {
 /// In GitHub Actions: appends the summary to `$GITHUB_STEP_SUMMARY` and writes `decision`,
 /// `scored` and `report` to `$GITHUB_OUTPUT`. Does nothing where those variables are unset.
 pub(crate) fn github_outputs(report: &Report, written: Option<&Written>) -> Result<(), Error> {
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
-        let text = match written {
-            Some(w) => w.markdown_text.clone(),
-            None => redact(&markdown::render(report)),
-        };
-        append(Path::new(&summary), &(text + "\n"))?;
-    }
-    if let Some(output) = std::env::var_os("GITHUB_OUTPUT").filter(|v| !v.is_empty()) {
-        let mut lines = format!(
-            "decision={}\nscored={}\n",
-            report.decision.as_str(),
-            report.scored
-        );
-        if let Some(w) = written {
-            lines.push_str(&format!("report={}\n", w.json.display()));
-        }
-        append(Path::new(&output), &lines)?;
-    }
-    Ok(())
+    to_github(
+        || redact(&markdown::render(report)),
+        (report.decision, report.scored),
+        written,
+        String::new(),
+    )
 }
 
 /// `github_outputs` for a run over several servers: the summary, `decision` and `scored` of
@@ -259,31 +246,48 @@ pub fn github_monorepo_outputs(
     report: &MonorepoReport,
     written: Option<&Written>,
 ) -> Result<(), Error> {
+    // Server names are letters, digits, `-`, `_` and `.` (checked when read), so each makes a
+    // valid output name.
+    let per_server: String = report
+        .servers
+        .iter()
+        .map(|server| {
+            format!(
+                "decision-{}={}\n",
+                server.name,
+                server.report.decision.as_str()
+            )
+        })
+        .collect();
+    to_github(
+        || redact(&monorepo::render(report)),
+        (report.decision, report.scored),
+        written,
+        per_server,
+    )
+}
+
+/// The summary (the written Markdown, else `render`ed now) and the outputs `decision`,
+/// `scored`, `report` and `extra` lines, where GitHub Actions asks for them.
+fn to_github(
+    render: impl FnOnce() -> String,
+    (decision, scored): (tdqs_core::exit::Verdict, bool),
+    written: Option<&Written>,
+    extra: String,
+) -> Result<(), Error> {
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
         let text = match written {
             Some(w) => w.markdown_text.clone(),
-            None => redact(&monorepo::render(report)),
+            None => render(),
         };
         append(Path::new(&summary), &(text + "\n"))?;
     }
     if let Some(output) = std::env::var_os("GITHUB_OUTPUT").filter(|v| !v.is_empty()) {
-        let mut lines = format!(
-            "decision={}\nscored={}\n",
-            report.decision.as_str(),
-            report.scored
-        );
+        let mut lines = format!("decision={}\nscored={scored}\n", decision.as_str());
         if let Some(w) = written {
             lines.push_str(&format!("report={}\n", w.json.display()));
         }
-        // Server names are letters, digits, `-`, `_` and `.` (checked when read), so each
-        // makes a valid output name.
-        for server in &report.servers {
-            lines.push_str(&format!(
-                "decision-{}={}\n",
-                server.name,
-                server.report.decision.as_str()
-            ));
-        }
+        lines.push_str(&extra);
         append(Path::new(&output), &lines)?;
     }
     Ok(())

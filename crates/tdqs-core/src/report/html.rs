@@ -980,30 +980,7 @@ fn render_size(out: &mut String, report: &Report) {
 }
 
 fn render_footer(out: &mut String, report: &Report) {
-    let calls = &report.calls;
-    let what = match &report.scoring {
-        Some(s) if !s.judge.model_judged => "Rule-judge answers",
-        _ => "Model calls",
-    };
-    let mut footer = format!(
-        "{what}: {} ({} attempts, {} shared answers",
-        calls.questions, calls.attempts, calls.shared_answers
-    );
-    if calls.reused_answers > 0 {
-        let _ = write!(
-            footer,
-            ", {} reused from earlier pairs",
-            calls.reused_answers
-        );
-    }
-    footer.push(')');
-    if calls.tokens.input_tokens + calls.tokens.output_tokens > 0 {
-        let _ = write!(
-            footer,
-            ", tokens: {} in / {} out",
-            calls.tokens.input_tokens, calls.tokens.output_tokens
-        );
-    }
+    let footer = super::markdown::calls_summary(report);
     let digest: String = report.version_digest.chars().take(12).collect();
     let _ = writeln!(
         out,

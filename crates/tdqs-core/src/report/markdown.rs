@@ -160,30 +160,7 @@ pub fn render(report: &Report) -> String {
             size.base.tools_list_bytes, size.head.tools_list_bytes, size.delta.tools_list_bytes
         );
     }
-    let calls = &report.calls;
-    let what = match &report.scoring {
-        Some(s) if !s.judge.model_judged => "Rule-judge answers",
-        _ => "Model calls",
-    };
-    let mut footer = format!(
-        "{what}: {} ({} attempts, {} shared answers",
-        calls.questions, calls.attempts, calls.shared_answers
-    );
-    if calls.reused_answers > 0 {
-        let _ = write!(
-            footer,
-            ", {} reused from earlier pairs",
-            calls.reused_answers
-        );
-    }
-    footer.push(')');
-    if calls.tokens.input_tokens + calls.tokens.output_tokens > 0 {
-        let _ = write!(
-            footer,
-            ", tokens: {} in / {} out",
-            calls.tokens.input_tokens, calls.tokens.output_tokens
-        );
-    }
+    let mut footer = calls_summary(report);
     let digest: String = report.version_digest.chars().take(12).collect();
     let _ = write!(
         footer,
@@ -503,4 +480,34 @@ fn render_tools(out: &mut String, report: &Report) {
         );
     }
     let _ = writeln!(out, "\n</details>\n");
+}
+
+/// The footer's account of the judge's work: questions, attempts, shared and reused answers,
+/// tokens. Plain text of numbers and fixed words (the HTML page shows the same line).
+pub(crate) fn calls_summary(report: &Report) -> String {
+    let calls = &report.calls;
+    let what = match &report.scoring {
+        Some(s) if !s.judge.model_judged => "Rule-judge answers",
+        _ => "Model calls",
+    };
+    let mut footer = format!(
+        "{what}: {} ({} attempts, {} shared answers",
+        calls.questions, calls.attempts, calls.shared_answers
+    );
+    if calls.reused_answers > 0 {
+        let _ = write!(
+            footer,
+            ", {} reused from earlier pairs",
+            calls.reused_answers
+        );
+    }
+    footer.push(')');
+    if calls.tokens.input_tokens + calls.tokens.output_tokens > 0 {
+        let _ = write!(
+            footer,
+            ", tokens: {} in / {} out",
+            calls.tokens.input_tokens, calls.tokens.output_tokens
+        );
+    }
+    footer
 }
