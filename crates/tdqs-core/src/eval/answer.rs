@@ -61,19 +61,7 @@ pub fn parse_selection_answer(text: &str) -> Result<SelectionAnswer, String> {
         }
         None => return Err("`arguments` is missing".to_string()),
     };
-    let confidence = match root.get("confidence") {
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(c) if (0.0..=1.0).contains(&c) => c,
-            _ => return Err(format!("`confidence` must be from 0 to 1, got {n}")),
-        },
-        Some(other) => {
-            return Err(format!(
-                "`confidence` must be a number from 0 to 1, got {}",
-                describe(other)
-            ))
-        }
-        None => return Err("`confidence` is missing".to_string()),
-    };
+    let confidence = confidence_of(&root)?;
     let reason = match root.get("reason") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => {
@@ -106,6 +94,21 @@ pub fn selection_answer_schema() -> Value {
         "required": KEYS,
         "additionalProperties": false
     })
+}
+
+/// An answer's `confidence`: a number from 0 to 1 (selection and validation answers alike).
+pub(crate) fn confidence_of(root: &Map<String, Value>) -> Result<f64, String> {
+    match root.get("confidence") {
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(c) if (0.0..=1.0).contains(&c) => Ok(c),
+            _ => Err(format!("`confidence` must be from 0 to 1, got {n}")),
+        },
+        Some(other) => Err(format!(
+            "`confidence` must be a number from 0 to 1, got {}",
+            describe(other)
+        )),
+        None => Err("`confidence` is missing".to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -182,19 +182,7 @@ pub fn parse_draft_answer(
 /// The validation answer's confidence (0–1).
 pub fn parse_validation_answer(text: &str) -> Result<(f64, String), String> {
     let root = parse_object(text)?;
-    let confidence = match root.get("confidence") {
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(c) if (0.0..=1.0).contains(&c) => c,
-            _ => return Err(format!("`confidence` must be from 0 to 1, got {n}")),
-        },
-        Some(other) => {
-            return Err(format!(
-                "`confidence` must be a number, got {}",
-                describe(other)
-            ))
-        }
-        None => return Err("`confidence` is missing".to_string()),
-    };
+    let confidence = super::answer::confidence_of(&root)?;
     let reason = root
         .get("reason")
         .and_then(Value::as_str)
