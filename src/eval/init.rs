@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::gate::JudgeOptions;
+use crate::judge::build::JudgeOptions;
 use crate::judge::{Judge, Question, QuestionKind, Subject};
 use crate::lint::LintReport;
 use tdqs_core::error::{Error, Stage};

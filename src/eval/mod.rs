@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::gate::{JudgeMode, JudgeOptions};
+use crate::judge::build::{JudgeMode, JudgeOptions};
 use crate::judge::{Judge, Question, QuestionKind, Subject};
 use crate::lint::LintReport;
 use tdqs_core::error::{Error, Stage};
@@ -128,7 +128,7 @@ struct Spend {
 /// Builds the live judge and runs its preflight: a missing key, CLI or address stops here.
 pub(crate) async fn live_judge(opts: &JudgeOptions) -> Result<Arc<dyn Judge>, Error> {
     let pins = crate::spec::load_pins(opts.pins.as_deref())?;
-    let judge = crate::gate::judges::build(opts, &pins)?;
+    let judge = crate::judge::build::build(opts, &pins)?;
     judge.preflight().await?;
     Ok(judge)
 }

@@ -9,7 +9,8 @@ pub mod check;
 pub mod decision;
 pub mod export_dirs;
 pub mod hook;
-pub mod judges;
+/// Building judges moved to `judge::build`; the old path is kept for callers.
+pub use crate::judge::build as judges;
 pub mod monorepo;
 pub mod options;
 pub mod prepare;

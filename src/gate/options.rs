@@ -27,70 +27,8 @@ pub struct ServerOptions {
     pub capabilities: Option<Value>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum JudgeMode {
-    #[default]
-    ClaudeCode,
-    Anthropic,
-    Openai,
-    Static,
-}
-
-impl JudgeMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JudgeMode::ClaudeCode => "claude-code",
-            JudgeMode::Anthropic => "anthropic",
-            JudgeMode::Openai => "openai",
-            JudgeMode::Static => "static",
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct JudgeOptions {
-    pub mode: JudgeMode,
-    pub pins: Option<PathBuf>,
-    pub cache_dir: Option<PathBuf>,
-    pub spec_url: Option<String>,
-    pub token_env: Option<String>,
-    pub concurrency: usize,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub claude: Option<PathBuf>,
-    pub call_timeout: Option<Duration>,
-    /// Anthropic Message Batches instead of one request per question.
-    pub batch: bool,
-}
-
-impl JudgeOptions {
-    /// Questions asked at once. A batch must see every question of a pair together.
-    pub fn effective_concurrency(&self) -> usize {
-        if self.batch {
-            100_000
-        } else {
-            self.concurrency.max(1)
-        }
-    }
-}
-
-impl Default for JudgeOptions {
-    fn default() -> Self {
-        JudgeOptions {
-            mode: JudgeMode::ClaudeCode,
-            pins: None,
-            cache_dir: None,
-            spec_url: None,
-            token_env: None,
-            concurrency: 6,
-            model: None,
-            base_url: None,
-            claude: None,
-            call_timeout: None,
-            batch: false,
-        }
-    }
-}
+// The judge's options live with the judges (`judge::build`), which the gate and the eval share.
+pub use crate::judge::build::{JudgeMode, JudgeOptions};
 
 /// Where one side comes from.
 #[derive(Debug, Clone)]

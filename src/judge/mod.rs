@@ -7,6 +7,7 @@
 //! The questions and answers they exchange are [`tdqs_core::judge`].
 
 pub mod anthropic;
+pub mod build;
 pub mod claude_code;
 pub mod http;
 pub mod openai;

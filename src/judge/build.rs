@@ -1,20 +1,85 @@
 //! Building the judge the options ask for, and the digest that makes scores comparable.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 
-use crate::judge::anthropic::{
-    AnthropicBatchJudge, AnthropicJudge, AnthropicOptions, BatchOptions,
-};
-use crate::judge::claude_code::{ClaudeCodeConfig, ClaudeCodeJudge, OauthToken};
-use crate::judge::openai::{OpenAiJudge, OpenAiOptions};
-use crate::judge::static_judge::StaticJudge;
-use crate::judge::{Judge, JudgeInfo};
+use super::anthropic::{AnthropicBatchJudge, AnthropicJudge, AnthropicOptions, BatchOptions};
+use super::claude_code::{ClaudeCodeConfig, ClaudeCodeJudge, OauthToken};
+use super::openai::{OpenAiJudge, OpenAiOptions};
+use super::static_judge::StaticJudge;
+use super::{Judge, JudgeInfo};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::spec::pins::{digest_value, Pins};
 
-use super::{JudgeMode, JudgeOptions};
+/// Which judge answers the questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JudgeMode {
+    #[default]
+    ClaudeCode,
+    Anthropic,
+    Openai,
+    Static,
+}
+
+impl JudgeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeMode::ClaudeCode => "claude-code",
+            JudgeMode::Anthropic => "anthropic",
+            JudgeMode::Openai => "openai",
+            JudgeMode::Static => "static",
+        }
+    }
+}
+
+/// The judge and how it is reached, as the command line and `tdqs-gate.toml` resolve them.
+#[derive(Debug, Clone)]
+pub struct JudgeOptions {
+    pub mode: JudgeMode,
+    pub pins: Option<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
+    pub spec_url: Option<String>,
+    pub token_env: Option<String>,
+    pub concurrency: usize,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub claude: Option<PathBuf>,
+    pub call_timeout: Option<Duration>,
+    /// Anthropic Message Batches instead of one request per question.
+    pub batch: bool,
+}
+
+impl JudgeOptions {
+    /// Questions asked at once. A batch must see every question of a pair together.
+    pub fn effective_concurrency(&self) -> usize {
+        if self.batch {
+            100_000
+        } else {
+            self.concurrency.max(1)
+        }
+    }
+}
+
+impl Default for JudgeOptions {
+    fn default() -> Self {
+        JudgeOptions {
+            mode: JudgeMode::ClaudeCode,
+            pins: None,
+            cache_dir: None,
+            spec_url: None,
+            token_env: None,
+            concurrency: 6,
+            model: None,
+            base_url: None,
+            claude: None,
+            call_timeout: None,
+            batch: false,
+        }
+    }
+}
 
 /// The default credential variable of each judge.
 pub(crate) fn default_token_env(mode: JudgeMode) -> Option<&'static str> {
