@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GATE = os.environ.get("GATE", os.path.join(ROOT, "target", "release", "tdqs-gate"))
+GATE = os.path.abspath(os.environ.get("GATE", os.path.join(ROOT, "target", "release", "tdqs-gate")))
 
 SERVER = r'''
 import json, sys
