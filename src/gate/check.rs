@@ -632,7 +632,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
             if matches!(opts.base, SideSource::ExportDir(_))
                 || matches!(opts.head, SideSource::ExportDir(_)) =>
         {
-            return invalid(
+            return Outcome::invalid(
                 Error::usage(
                     "--base-exports/--head-exports check a report over several servers, and \
                      this report has one",
@@ -651,10 +651,10 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
                     error: None,
                     report_error: None,
                 },
-                Err(e) => invalid(e),
+                Err(e) => Outcome::invalid(e),
             }
         }
-        Err(e) => return invalid(e),
+        Err(e) => return Outcome::invalid(e),
     };
     let result = async {
         let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
@@ -665,25 +665,6 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
             rescore_static(&report, &pins).await?;
         }
         // The current exports: sides named explicitly, else the revisions the report records.
-        // A recorded revision is re-exported at its recorded commit: a branch may have moved.
-        let from_report = |recorded: &Option<String>,
-                           commit: &Option<String>,
-                           given: &SideSource|
-         -> Result<SideSource, Error> {
-            match given {
-                SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
-                    Some(tdqs_core::export::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
-                    Some(rev) => Ok(SideSource::Revision(
-                        commit.clone().unwrap_or_else(|| rev.to_string()),
-                    )),
-                    None => Err(Error::usage(
-                        "the report was made from export files; pass --base-export and \
-                         --head-export (or --base / --head) to check it",
-                    )),
-                },
-                other => Ok(other.clone()),
-            }
-        };
         let mut current = opts.clone();
         current.base = from_report(&report.base_revision, &report.base_commit, &opts.base)?;
         current.head = from_report(&report.head_revision, &report.head_commit, &opts.head)?;
@@ -704,18 +685,7 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
             error: None,
             report_error: None,
         },
-        Err(e) => invalid(e),
-    }
-}
-
-fn invalid(e: Error) -> Outcome {
-    Outcome {
-        verdict: Verdict::Invalid,
-        report: None,
-        monorepo: None,
-        written: None,
-        error: Some(e),
-        report_error: None,
+        Err(e) => Outcome::invalid(e),
     }
 }
 

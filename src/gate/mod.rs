@@ -50,6 +50,20 @@ pub struct Outcome {
     pub report_error: Option<Error>,
 }
 
+impl Outcome {
+    /// INVALID with no report: the run stopped before one could be made.
+    pub(crate) fn invalid(e: Error) -> Outcome {
+        Outcome {
+            verdict: Verdict::Invalid,
+            report: None,
+            monorepo: None,
+            written: None,
+            error: Some(e),
+            report_error: None,
+        }
+    }
+}
+
 /// What the run knows so far; turned into a report at the end, whatever happened.
 struct Draft {
     pins: Pins,
@@ -277,14 +291,7 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         Err(e) => {
             // No report can be made without pins; an earlier one must not stand for this run.
             write::remove_stale(&opts.report_dir);
-            return Outcome {
-                verdict: Verdict::Invalid,
-                report: None,
-                monorepo: None,
-                written: None,
-                error: Some(e),
-                report_error: None,
-            };
+            return Outcome::invalid(e);
         }
     };
     // Several servers from folders of export files (the GitHub Action's scoring step).
