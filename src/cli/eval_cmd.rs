@@ -62,18 +62,8 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
         .as_ref()
         .map(crate::gate::judges::secret_env_names)
         .unwrap_or_default();
-    let (config, _) = lint_config(args.repo.repo.as_deref())?;
     let progress = StderrProgress::new(verbosity);
-    let export = one_export(
-        &args.export,
-        &args.rev,
-        &args.repo,
-        &args.server,
-        &secrets,
-        &progress,
-    )
-    .await?;
-    let lint = crate::lint::lint_export(&export, &config);
+    let (export, lint) = linted_export(&args, &secrets, &progress).await?;
     let opts = EvalOptions {
         mode,
         judge,
@@ -116,6 +106,27 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
     Ok(Verdict::Pass)
 }
 
+/// The server's tools as `--export`, `--rev` or the working tree give them, with their lint
+/// findings (which aim sibling cases at confusable pairs).
+async fn linted_export(
+    args: &EvalArgs,
+    secrets: &[String],
+    progress: &StderrProgress,
+) -> Result<(tdqs_core::export::Export, crate::lint::LintReport), Error> {
+    let (config, _) = lint_config(args.repo.repo.as_deref())?;
+    let export = one_export(
+        &args.export,
+        &args.rev,
+        &args.repo,
+        &args.server,
+        secrets,
+        progress,
+    )
+    .await?;
+    let lint = crate::lint::lint_export(&export, &config);
+    Ok((export, lint))
+}
+
 /// `eval --init`: refuses to overwrite without `--force` (checked before anything runs), drafts,
 /// validates, writes the file atomically, and prints what it wrote.
 async fn init_command(
@@ -136,18 +147,8 @@ async fn init_command(
     let judge = judge_options(&args.judge)?;
     eval::live_identity(&judge)?;
     let secrets = crate::gate::judges::secret_env_names(&judge);
-    let (config, _) = lint_config(args.repo.repo.as_deref())?;
     let progress = StderrProgress::new(verbosity);
-    let export = one_export(
-        &args.export,
-        &args.rev,
-        &args.repo,
-        &args.server,
-        &secrets,
-        &progress,
-    )
-    .await?;
-    let lint = crate::lint::lint_export(&export, &config);
+    let (export, lint) = linted_export(&args, &secrets, &progress).await?;
     let drafted = eval::init::draft(&export, &judge, &lint).await;
     progress.finish();
     let drafted = drafted?;
