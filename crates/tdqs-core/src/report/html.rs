@@ -17,11 +17,11 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
-use crate::arith::Tenths;
 use crate::rubric::ToolDimension;
 use crate::score::SideScore;
 
 use super::changed::ToolChange;
+use super::markdown::opt;
 use super::model::*;
 use super::monorepo::MonorepoReport;
 
@@ -160,34 +160,9 @@ pub fn render(report: &Report) -> String {
     document(&title, &[render_server_section(report)])
 }
 
-fn opt(t: Option<Tenths>) -> String {
-    t.map(|t| t.to_string()).unwrap_or_else(|| "–".to_string())
-}
-
-fn short(commit: &Option<String>) -> String {
-    commit
-        .as_deref()
-        .map(|c| c.chars().take(12).collect())
-        .unwrap_or_else(|| "–".to_string())
-}
-
 fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
-    match (revision.as_deref(), commit) {
-        (Some(crate::export::WORKING_TREE_LABEL), Some(_)) => {
-            format!(
-                "the working tree (on <code>{}</code>)",
-                escape(&short(commit))
-            )
-        }
-        (Some(r), Some(_)) => format!(
-            "<code>{}</code> (<code>{}</code>)",
-            escape(r),
-            escape(&short(commit))
-        ),
-        (Some(r), None) => format!("<code>{}</code>", escape(r)),
-        (None, Some(_)) => format!("<code>{}</code>", escape(&short(commit))),
-        (None, None) => "an export file".to_string(),
-    }
+    let code = |text: &str| format!("<code>{}</code>", escape(text));
+    super::markdown::describe_side(revision, commit, code, code)
 }
 
 fn server_name(report: &Report) -> Option<&str> {

@@ -12,26 +12,36 @@ use super::model::*;
 
 use super::md_escape::{code, text as cell, text_with_code_spans as reason_text};
 
-fn opt(t: Option<Tenths>) -> String {
+/// A score, or a dash where a side has none (the HTML page shows the same).
+pub(crate) fn opt(t: Option<Tenths>) -> String {
     t.map(|t| t.to_string()).unwrap_or_else(|| "–".to_string())
 }
 
-fn short(commit: &Option<String>) -> String {
-    commit
-        .as_deref()
-        .map(|c| c.chars().take(12).collect())
-        .unwrap_or_else(|| "–".to_string())
+fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
+    describe_side(revision, commit, code, str::to_string)
 }
 
-fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
+/// What one side was, in words: the working tree (and the commit it stands on), a revision and
+/// its commit, or an export file. `name` formats a revision's name and `hex` a commit (cut to
+/// 12 characters), so the Markdown and the HTML page say the same in their own markup.
+pub(crate) fn describe_side(
+    revision: &Option<String>,
+    commit: &Option<String>,
+    name: impl Fn(&str) -> String,
+    hex: impl Fn(&str) -> String,
+) -> String {
+    let short = || {
+        let cut: String = commit.as_deref().unwrap_or("").chars().take(12).collect();
+        hex(&cut)
+    };
     match (revision.as_deref(), commit) {
         // The working tree may hold uncommitted changes: its commit is only what it started from.
         (Some(crate::export::WORKING_TREE_LABEL), Some(_)) => {
-            format!("the working tree (on {})", short(commit))
+            format!("the working tree (on {})", short())
         }
-        (Some(r), Some(_)) => format!("{} ({})", code(r), short(commit)),
-        (Some(r), None) => code(r),
-        (None, Some(_)) => short(commit),
+        (Some(r), Some(_)) => format!("{} ({})", name(r), short()),
+        (Some(r), None) => name(r),
+        (None, Some(_)) => short(),
         (None, None) => "an export file".to_string(),
     }
 }
