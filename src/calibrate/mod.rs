@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::gate::session::{ScoringSession, Sharing};
-use crate::gate::{judges, JudgeOptions};
+use crate::judge::build::{self as judges, JudgeOptions};
 use crate::judge::Judge;
 use crate::report::write::atomic_write;
 use crate::score::side::{Progress, ProgressEvent};

@@ -472,7 +472,7 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     }
     let progress = Arc::new(StderrProgress::new(verbosity));
     let judge = judge_options(&args.judge)?;
-    let secrets = gate::judges::secret_env_names(&judge);
+    let secrets = crate::judge::build::secret_env_names(&judge);
     let export = one_export(
         &args.export,
         &args.rev,

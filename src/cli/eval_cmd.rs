@@ -60,7 +60,7 @@ pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result
     };
     let secrets = judge
         .as_ref()
-        .map(crate::gate::judges::secret_env_names)
+        .map(crate::judge::build::secret_env_names)
         .unwrap_or_default();
     let progress = StderrProgress::new(verbosity);
     let (export, lint) = linted_export(&args, &secrets, &progress).await?;
@@ -146,7 +146,7 @@ async fn init_command(
     }
     let judge = judge_options(&args.judge)?;
     eval::live_identity(&judge)?;
-    let secrets = crate::gate::judges::secret_env_names(&judge);
+    let secrets = crate::judge::build::secret_env_names(&judge);
     let progress = StderrProgress::new(verbosity);
     let (export, lint) = linted_export(&args, &secrets, &progress).await?;
     let drafted = eval::init::draft(&export, &judge, &lint).await;

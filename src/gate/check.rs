@@ -173,7 +173,7 @@ fn check_labels(report: &Report, pins: &Pins) -> Result<(), Error> {
         ));
     }
     let judge = &scoring.judge;
-    if scoring.scoring_digest != super::judges::scoring_digest(pins, judge) {
+    if scoring.scoring_digest != crate::judge::build::scoring_digest(pins, judge) {
         return Err(differs(
             "the report's scoring digest does not follow from its pins and judge labels",
         ));
@@ -796,7 +796,7 @@ async fn check_monorepo(
         super::monorepo::targets(trees.config.as_ref(), &current.server)?.ok_or_else(|| {
             differs("the configuration no longer names several servers ([[server]] tables)")
         })?;
-    let secrets = super::judges::secret_env_names(&opts.judge);
+    let secrets = crate::judge::build::secret_env_names(&opts.judge);
     let (Some(base), Some(head)) = (trees.base.as_ref(), trees.head.as_ref()) else {
         return Err(Error::internal("no trees to export from"));
     };

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{judges, monorepo, sides, Draft, GateOptions, JudgeSlot, Outcome, SideSource};
+use super::{monorepo, sides, Draft, GateOptions, JudgeSlot, Outcome, SideSource};
 use crate::config::is_valid_server_name;
 use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::error::{Error, Stage};
@@ -310,7 +310,7 @@ pub(super) async fn run(opts: &GateOptions, progress: Arc<dyn Progress>, pins: P
             ),
         );
     }
-    let mut judge = JudgeSlot::new(judges::build(&opts.judge, &pins));
+    let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &pins));
     let mut servers = Vec::with_capacity(folders.names.len());
     for name in &folders.names {
         progress.event(ProgressEvent::Note(format!(

@@ -9,8 +9,7 @@ pub mod check;
 pub mod decision;
 pub mod export_dirs;
 pub mod hook;
-/// Building judges moved to `judge::build`; the old path is kept for callers.
-pub use crate::judge::build as judges;
+use crate::judge::build as judges;
 pub mod monorepo;
 pub mod options;
 pub mod prepare;

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::sides::{self, Trees};
-use super::{judges, Draft, GateOptions, JudgeSlot, Outcome, ServerOptions};
+use super::{Draft, GateOptions, JudgeSlot, Outcome, ServerOptions};
 use crate::config::{is_valid_server_name, Config};
 use crate::report::write;
 use crate::revision::Side;
@@ -134,8 +134,8 @@ pub(super) async fn run(
             ),
         );
     }
-    let mut judge = JudgeSlot::new(judges::build(&opts.judge, &pins));
-    let secrets = judges::secret_env_names(&opts.judge);
+    let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &pins));
+    let secrets = crate::judge::build::secret_env_names(&opts.judge);
     let Trees {
         base,
         head,

@@ -371,7 +371,7 @@ pub(super) async fn obtain_from(
     opts: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<(SideExport, SideExport), Error> {
-    let secrets = super::judges::secret_env_names(&opts.judge);
+    let secrets = crate::judge::build::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
         (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
             Ok((read_file_side(b)?, read_file_side(h)?))
