@@ -148,7 +148,7 @@ async fn init_command(
     eval::live_identity(&judge)?;
     let secrets = crate::judge::build::secret_env_names(&judge);
     let progress = StderrProgress::new(verbosity);
-    let (export, lint) = linted_export(&args, &secrets, &progress).await?;
+    let (export, lint) = linted_export(args, &secrets, &progress).await?;
     let drafted = eval::init::draft(&export, &judge, &lint).await;
     progress.finish();
     let drafted = drafted?;
