@@ -87,19 +87,15 @@ pub fn escape(text: &str) -> String {
 /// Turns `` `name` `` spans of already escaped text into code elements (the reasons quote tool
 /// names that way); an unpaired backtick stays as it is.
 fn inline_code(escaped: &str) -> String {
-    let parts: Vec<&str> = escaped.split('`').collect();
-    if parts.len() % 2 == 0 {
-        return escaped.to_string();
-    }
-    let mut out = String::with_capacity(escaped.len() + parts.len() * 8);
-    for (i, part) in parts.iter().enumerate() {
-        if i % 2 == 1 {
-            let _ = write!(out, "<code>{part}</code>");
-        } else {
-            out.push_str(part);
-        }
-    }
-    out
+    super::md_escape::code_spans(escaped)
+        .map(|(is_code, part)| {
+            if is_code {
+                format!("<code>{part}</code>")
+            } else {
+                part.to_string()
+            }
+        })
+        .collect()
 }
 
 fn base64(bytes: &[u8]) -> String {

@@ -58,19 +58,24 @@ pub fn text(s: &str) -> String {
 /// for a span and the whole is prose; either way every part is escaped, so a name cannot
 /// break out whatever it holds.
 pub fn text_with_code_spans(s: &str) -> String {
-    let parts: Vec<&str> = s.split('`').collect();
-    if parts.len() % 2 == 0 {
-        return text(s);
-    }
-    let mut out = String::with_capacity(s.len() + parts.len() * 2);
-    for (i, part) in parts.iter().enumerate() {
-        if i % 2 == 1 {
-            out.push_str(&code(part));
-        } else {
-            out.push_str(&text(part));
-        }
-    }
-    out
+    code_spans(s)
+        .map(|(is_code, part)| if is_code { code(part) } else { text(part) })
+        .collect()
+}
+
+/// `s` cut at its backticks into `(is a marked name, part)`, the marks themselves dropped; with
+/// an odd number of backticks, the whole of `s` as one unmarked part. Shared with the HTML page.
+pub(crate) fn code_spans(s: &str) -> impl Iterator<Item = (bool, &str)> {
+    let paired = s.matches('`').count() % 2 == 0;
+    let parts: Vec<&str> = if paired {
+        s.split('`').collect()
+    } else {
+        vec![s]
+    };
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, part)| (i % 2 == 1, part))
 }
 
 /// A code span holding `s` verbatim: the fence is longer than any run of backticks inside, line
