@@ -301,13 +301,7 @@ pub(super) async fn run(opts: &GateOptions, progress: Arc<dyn Progress>, pins: P
     if opts.eval.is_some() && folders.names.len() > 1 {
         return monorepo::failed(
             opts,
-            Error::usage(
-                "the selection check (--eval or [eval]) covers one server, and these export \
-                 folders hold several",
-            )
-            .with_advice(
-                "gate the server the cases are written for on its own, with --server NAME",
-            ),
+            monorepo::eval_over_several("these export folders hold several"),
         );
     }
     let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &pins));

@@ -124,14 +124,7 @@ pub(super) async fn run(
         drop(trees);
         return failed(
             opts,
-            Error::usage(
-                "the selection check (--eval or [eval]) covers one server, and this run gates \
-                 several ([[server]] tables or several --server)",
-            )
-            .with_advice(
-                "gate the server the cases are written for on its own, with --server NAME and \
-                 --eval, and the others without --eval",
-            ),
+            eval_over_several("this run gates several ([[server]] tables or several --server)"),
         );
     }
     let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &pins));
@@ -197,6 +190,18 @@ pub(super) async fn run(
         report.error = Some(report_error(&e));
     }
     finish(opts, report)
+}
+
+/// The selection check refused over several servers: one case suite names one server's tools,
+/// so every server would be judged by another's cases. `what` says where the servers came from.
+pub(super) fn eval_over_several(what: &str) -> Error {
+    Error::usage(format!(
+        "the selection check (--eval or [eval]) covers one server, and {what}"
+    ))
+    .with_advice(
+        "gate the server the cases are written for on its own, with --server NAME and --eval, \
+         and the others without --eval",
+    )
 }
 
 /// The names of the base revision's `[[server]]` tables that `targets` (the head's) lack. A base
