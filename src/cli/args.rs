@@ -356,8 +356,8 @@ pub struct LintArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct HookArgs {
-    /// The revision the hook compares against [default: origin/master where it exists,
-    /// otherwise the remote's default branch, origin/HEAD].
+    /// The revision the hook compares against, checked when installing [default: the remote's
+    /// default branch: origin/HEAD, else what the remote reports, else origin/main, origin/master].
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
     /// Block the push on INVALID too (default: warn and let it through).

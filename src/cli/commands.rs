@@ -569,21 +569,53 @@ async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, E
 }
 
 fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {
-    let path = crate::gate::hook::install(
+    if let Some(extra) = args.args.as_deref() {
+        hook_args_parse(extra)?;
+    }
+    let installed = crate::gate::hook::install(
         args.repo.repo.as_deref(),
         args.base.as_deref(),
         args.strict,
         args.args.as_deref(),
         args.force,
     )?;
+    let chosen = installed
+        .chosen
+        .map(|how| format!(": {how}"))
+        .unwrap_or_default();
     let _ = writeln!(
         std::io::stdout(),
-        "installed the pre-push hook at {} (base {}{})",
-        path.display(),
-        args.base
-            .clone()
-            .unwrap_or_else(|| "origin/master, else origin/HEAD".to_string()),
+        "installed the pre-push hook at {} (base {}{chosen}{})",
+        installed.path.display(),
+        installed.base,
         if args.strict { ", strict" } else { "" }
     );
     Ok(Verdict::Pass)
+}
+
+/// Refuses `install-hook --args` that the gate would refuse at every push: such a hook exits
+/// INVALID each time, which a non-strict hook lets through.
+fn hook_args_parse(extra: &str) -> Result<(), Error> {
+    use clap::Parser;
+    let words = shlex::split(extra).ok_or_else(|| {
+        Error::usage(format!("--args {extra:?} is not valid shell quoting")).with_advice(
+            "quote the gate flags as you would on a command line, e.g. --args \"--judge static\"",
+        )
+    })?;
+    let argv = ["tdqs-gate", "--base", "HEAD", "--head", "HEAD"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(words);
+    Cli::try_parse_from(argv).map(drop).map_err(|e| {
+        let first = e.to_string();
+        let first = first
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ");
+        Error::usage(format!(
+            "the gate would refuse the hook's --args at every push: {first}"
+        ))
+        .with_advice("fix the flags (see tdqs-gate --help); the hook was not installed")
+    })
 }

@@ -5,8 +5,12 @@
 //! with nothing on standard input, it compares `HEAD`. BLOCK stops the push; INVALID warns and
 //! lets it through unless the hook was installed with `--strict`.
 //!
-//! Without `--base` the hook compares with `origin/master` where that exists (the reference's
-//! usage) and otherwise with the remote's default branch (`origin/HEAD`, e.g. `origin/main`).
+//! The base is resolved when the hook is installed, not when it runs: a hook whose base cannot
+//! be found would make every push INVALID, and a non-strict hook lets INVALID through, so such a
+//! hook would let regressions through unnoticed. Without `--base` it is the remote's default
+//! branch ([`crate::revision::Repo::upstream_base`]); a given `--base` must resolve. When the base
+//! or the gate itself is gone at push time, the problem is the hook's own configuration, not the
+//! pushed commit, so the push is refused with the fix, strict or not.
 
 use std::path::{Path, PathBuf};
 
@@ -19,14 +23,9 @@ fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-/// The base a hook uses when none is given.
-pub(crate) const DEFAULT_BASE: &str = "origin/master";
-
-/// The hook script. `auto_base`: the base was not given, so a missing `origin/master` falls
-/// back to `origin/HEAD`.
+/// The hook script for a resolved `base`.
 pub fn script(
     base: &str,
-    auto_base: bool,
     strict: bool,
     extra_args: Option<&str>,
     fallback_binary: &Path,
@@ -38,16 +37,13 @@ pub fn script(
 # Runs the tool definition gate on each commit being pushed against the base below.
 # Exit codes of the gate: 0 PASS, 1 BLOCK, 2 INVALID. Skip once with: git push --no-verify
 base={base}
-auto_base={auto_base}
 strict={strict}
 gate="${{TDQS_GATE:-}}"
-# No origin/master (a repository whose default branch is main): the remote's default branch.
-if [ "$auto_base" = 1 ] && ! git rev-parse --verify -q "$base^{{commit}}" >/dev/null 2>&1; then
-  remote_head=$(git symbolic-ref -q --short refs/remotes/origin/HEAD 2>/dev/null)
-  if [ -n "$remote_head" ]; then
-    echo "tdqs-gate: $base does not exist; comparing with $remote_head, the remote's default branch" >&2
-    base=$remote_head
-  fi
+# The base was found when the hook was installed. Gone now (a deleted or never-fetched branch),
+# every push would be INVALID: refuse rather than let every push through unchecked.
+if ! git rev-parse --verify -q "$base^{{commit}}" >/dev/null 2>&1; then
+  echo "tdqs-gate: the hook compares pushes with $base, which does not exist in this clone; push refused. Fetch it (git fetch), or reinstall the hook with another base: tdqs-gate install-hook --base <rev>; skip once with: git push --no-verify" >&2
+  exit 1
 fi
 # The gate reads tdqs-gate.toml from each pushed commit, not from the working tree.
 config_note=""
@@ -65,6 +61,8 @@ check() {{
   case "$code" in
     0) ;;
     1) echo "tdqs-gate: BLOCK: pushing $2 would lower the tool definitions' TDQS (see .tool-definition-score/tool-definition-score.md)$config_note; skip once with: git push --no-verify" >&2
+       verdict=1 ;;
+    126|127) echo "tdqs-gate: the hook cannot run the gate ($gate, exit $code); push refused. Put tdqs-gate on PATH, set TDQS_GATE=/path/to/tdqs-gate, or reinstall the hook; skip once with: git push --no-verify" >&2
        verdict=1 ;;
     *) if [ "$strict" = 1 ]; then
          echo "tdqs-gate: INVALID (exit $code) for $2: push refused because the hook is strict$config_note; skip once with: git push --no-verify" >&2
@@ -93,20 +91,31 @@ fi
 exit "$verdict"
 "#,
         base = shell_quote(base),
-        auto_base = if auto_base { 1 } else { 0 },
         strict = if strict { 1 } else { 0 },
         fallback = shell_quote(&fallback_binary.display().to_string()),
     )
 }
 
-/// Writes the hook into the repository's hooks folder and returns its path.
+/// A hook written by [`install`].
+#[derive(Debug)]
+pub struct Installed {
+    /// Where the hook was written.
+    pub path: PathBuf,
+    /// The revision it compares pushes with.
+    pub base: String,
+    /// How the base was chosen, when it was not given.
+    pub chosen: Option<String>,
+}
+
+/// Writes the hook into the repository's hooks folder. The base is resolved first (see the
+/// module docs): a hook that could not run is not installed.
 pub fn install(
     repo: Option<&Path>,
     base: Option<&str>,
     strict: bool,
     extra_args: Option<&str>,
     force: bool,
-) -> Result<PathBuf, Error> {
+) -> Result<Installed, Error> {
     let start = repo
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
@@ -121,6 +130,7 @@ pub fn install(
         )
         .with_advice("run the command inside the repository or pass --repo DIR")
     })?;
+    let (base, chosen) = hook_base(&git, base)?;
     // core.hooksPath wins over .git/hooks when it is set.
     let hooks = match git
         .config()
@@ -155,14 +165,7 @@ pub fn install(
     let binary = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tdqs-gate"));
     crate::report::write::atomic_write(
         &path,
-        script(
-            base.unwrap_or(DEFAULT_BASE),
-            base.is_none(),
-            strict,
-            extra_args,
-            &binary,
-        )
-        .as_bytes(),
+        script(&base, strict, extra_args, &binary).as_bytes(),
     )?;
     #[cfg(unix)]
     {
@@ -175,7 +178,31 @@ pub fn install(
             )
         })?;
     }
-    Ok(path)
+    Ok(Installed { path, base, chosen })
+}
+
+/// The base the hook will use: the given one if it resolves to a commit here, else the remote's
+/// default branch.
+fn hook_base(
+    git: &git2::Repository,
+    given: Option<&str>,
+) -> Result<(String, Option<String>), Error> {
+    let dir = git.workdir().unwrap_or_else(|| git.path());
+    let repo = crate::revision::Repo::open_without_pruning(Some(dir))?;
+    match given {
+        Some(rev) => {
+            repo.resolve(rev).map_err(|e| {
+                e.context(format!(
+                    "the hook would compare every push with '{rev}', which cannot be resolved; not installed"
+                ))
+            })?;
+            Ok((rev.to_string(), None))
+        }
+        None => {
+            let found = repo.upstream_base()?;
+            Ok((found.rev, Some(found.how)))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -186,14 +213,13 @@ mod tests {
     fn script_quotes_the_base_and_maps_exit_codes() {
         let s = script(
             "origin/it's",
-            false,
             true,
             Some("--judge static"),
             Path::new("/x/tdqs-gate"),
         );
         assert!(s.contains("base='origin/it'\\''s'"));
         assert!(s.contains("strict=1"));
-        assert!(s.contains("auto_base=0"));
+        assert!(s.contains("126|127)"));
         assert!(s.contains("tdqs-gate install-hook --strict"));
         assert!(s.contains("git push --no-verify"));
         assert!(s.contains(r#"--head "$1" --judge static </dev/null"#));

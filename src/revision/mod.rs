@@ -36,6 +36,8 @@
 //! an environment that exports them still works on the repository it was pointed at.
 
 mod resolve;
+
+pub use resolve::UpstreamBase;
 pub mod scratch;
 mod worktree;
 
@@ -238,6 +240,11 @@ impl Repo {
     /// advice names the fetch that fixes it.
     pub fn resolve(&self, rev: &str) -> Result<String> {
         resolve::resolve_commit(&self.repo, rev, self.is_shallow()).map(|oid| oid.to_string())
+    }
+
+    /// The remote branch a pre-push hook compares pushes with when none is given.
+    pub fn upstream_base(&self) -> Result<resolve::UpstreamBase> {
+        resolve::upstream_base(&self.repo)
     }
 
     /// Checks `rev` out into a detached temporary worktree, file modes and symlinks as

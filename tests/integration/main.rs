@@ -23,6 +23,7 @@ mod launch;
 mod lint;
 mod loopback;
 mod noisy_judge;
+mod pre_push_hook;
 mod process_runner;
 mod real_servers;
 mod revision;
