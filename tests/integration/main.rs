@@ -26,6 +26,7 @@ mod noisy_judge;
 mod pre_push_hook;
 mod process_runner;
 mod real_servers;
+mod release;
 mod revision;
 mod security;
 mod security_r2;

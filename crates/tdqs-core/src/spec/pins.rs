@@ -21,7 +21,7 @@ use crate::rubric::ToolDimension;
 use crate::spec::extract::{sha256_hex, PromptKey};
 
 /// The pins compiled into the binary.
-pub(crate) const EMBEDDED_JSON: &str = include_str!("../../../../tdqs/version.json");
+pub(crate) const EMBEDDED_JSON: &str = include_str!("../../pins/version.json");
 
 /// The only specification version whose prompts and grammar this code implements.
 pub(crate) const SUPPORTED_SPEC_VERSION: &str = "1.3";
