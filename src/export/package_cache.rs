@@ -10,7 +10,7 @@
 //! | Variable | Tool | Subfolder |
 //! |---|---|---|
 //! | `npm_config_cache` | npm, npx | `npm` |
-//! | `npm_config_store_dir` | pnpm | `pnpm-store` |
+//! | `PNPM_HOME`, `pnpm_config_store_dir` | pnpm (its store: `PNPM_HOME/store` up to pnpm 10, the variable from 11) | `pnpm`, `pnpm/store` |
 //! | `YARN_CACHE_FOLDER` | yarn (classic) | `yarn` |
 //! | `UV_CACHE_DIR` | uv, uvx | `uv` |
 //! | `PIP_CACHE_DIR` | pip | `pip` |
@@ -39,9 +39,15 @@ use tdqs_core::error::{Error, Result, Stage};
 pub(crate) const CACHE_ENV: &str = "TDQS_GATE_PACKAGE_CACHE";
 
 /// Variable → subfolder of the cache root.
-pub const CACHE_VARIABLES: [(&str, &str); 8] = [
+///
+/// pnpm's store is not named with `npm_config_store_dir`, although pnpm up to 10 reads it: npm
+/// reads every `npm_config_*` variable too, and warns `Unknown env config "store-dir"` in every
+/// setup command's output. pnpm puts its store under `PNPM_HOME` (7.14 to 10) or reads
+/// `pnpm_config_store_dir` (11 on); both name the same folder, and npm reads neither.
+pub const CACHE_VARIABLES: [(&str, &str); 9] = [
     ("npm_config_cache", "npm"),
-    ("npm_config_store_dir", "pnpm-store"),
+    ("PNPM_HOME", "pnpm"),
+    ("pnpm_config_store_dir", "pnpm/store"),
     ("YARN_CACHE_FOLDER", "yarn"),
     ("UV_CACHE_DIR", "uv"),
     ("PIP_CACHE_DIR", "pip"),
@@ -130,6 +136,28 @@ pub fn prepare(root: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn npm_is_given_only_settings_it_knows() {
+        // npm reads every npm_config_* variable and warns about each one it does not know, in
+        // the output of every setup command that runs npm.
+        let npm_settings: Vec<&str> = CACHE_VARIABLES
+            .iter()
+            .map(|(name, _)| *name)
+            .filter(|name| name.to_ascii_lowercase().starts_with("npm_config_"))
+            .collect();
+        assert_eq!(npm_settings, ["npm_config_cache"]);
+        let pnpm: Vec<&str> = CACHE_VARIABLES
+            .iter()
+            .filter(|(name, _)| name.to_ascii_lowercase().contains("pnpm"))
+            .map(|(_, sub)| *sub)
+            .collect();
+        assert_eq!(
+            pnpm,
+            ["pnpm", "pnpm/store"],
+            "both pnpm settings name one store"
+        );
+    }
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| {
