@@ -1999,4 +1999,4 @@ fn issue_16_the_eval_input_runs_the_selection_check() {
     assert!(report.get("eval").is_none());
 }
 
-mod issue_17_monorepo;
+mod monorepo;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::gate::harness::*;
-use crate::issue_17_monorepo::{
+use crate::monorepo::{
     api_falls, assert_unscored_pass, monorepo, names, server, TWO_SERVERS,
 };
 
