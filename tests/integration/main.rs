@@ -3,6 +3,7 @@ mod architecture;
 mod badge;
 mod calibrate;
 mod claude_code;
+mod command_line;
 mod digest;
 mod eval;
 mod eval_judges;
