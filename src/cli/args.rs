@@ -40,6 +40,11 @@ pub enum Command {
     /// Install a git pre-push hook that runs the gate against the upstream branch.
     InstallHook(HookArgs),
     /// Re-check a saved report against the current exports, with no model call.
+    ///
+    /// The current sides are the revisions the report records, at their recorded commits,
+    /// unless given: --base and --head (with --base alone, the head is the working tree), export
+    /// files, or export folders. Writes nothing; exits with the report's verdict, or 2 when it
+    /// does not hold.
     #[command(long_flag = "check")]
     Check(CheckArgs),
     /// Score a registry capture N times and write calibration.json.
