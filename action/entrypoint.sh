@@ -653,7 +653,13 @@ cmd_gate() {
             argv=("--base=${base}")
             ;;
     esac
-    argv+=("--judge=${judge}" "--report-dir=${report_dir}")
+    argv+=("--judge=${judge}")
+    # `--check REPORT` in args re-checks a report and writes none: `check` refuses --report-dir.
+    local arg checking=false
+    for arg in "${EXTRA_ARGS[@]}"; do
+        [[ "${arg%%=*}" != --check ]] || checking=true
+    done
+    [[ ${checking} == true ]] || argv+=("--report-dir=${report_dir}")
     [[ -z "${INPUT_CONCURRENCY:-}" ]] || argv+=("--concurrency=${INPUT_CONCURRENCY}")
     case "${INPUT_EVAL:-}" in
         synthetic) argv+=("--eval=synthetic") ;;

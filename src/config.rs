@@ -1120,7 +1120,7 @@ client-info = { name = "my-host", version = "2.1" }
     }
 
     #[test]
-    fn issue_17_monorepo_server_tables_are_read_in_order() {
+    fn server_tables_are_read_in_order() {
         let config = parse(
             "[[server]]\nname = \"api\"\ncommand = \"node {root}/api/index.js\"\n\n\
              [[server]]\nname = \"web.v2\"\ncommand = \"python3 -m web\"\n\
@@ -1143,7 +1143,7 @@ client-info = { name = "my-host", version = "2.1" }
     }
 
     #[test]
-    fn issue_17_monorepo_duplicate_missing_and_unsafe_names_are_refused() {
+    fn duplicate_missing_and_unsafe_names_are_refused() {
         let err = parse(
             "[[server]]\nname = \"api\"\ncommand = \"a\"\n[[server]]\nname = \"api\"\ncommand = \"b\"\n",
         )
@@ -1176,7 +1176,7 @@ client-info = { name = "my-host", version = "2.1" }
     }
 
     #[test]
-    fn issue_17_monorepo_mixed_server_tables_are_refused_with_the_fix() {
+    fn mixed_server_tables_are_refused_with_the_fix() {
         let err = parse(
             "[server]\ncommand = \"a\"\n\n[[server]] # second\nname = \"b\"\ncommand = \"b\"\n",
         )

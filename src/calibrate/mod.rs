@@ -95,7 +95,9 @@ pub fn read_capture(path: &Path, pins: &Pins) -> Result<CheckedCapture, Error> {
             format!("cannot read the capture {}", path.display()),
             e,
         )
-        .with_advice("pass --calibrate the path of a capture file (docs/calibration.md)")
+        .with_advice(
+            "pass the path of a capture file: tdqs-gate calibrate CAPTURE (docs/calibration.md)",
+        )
     })?;
     check_capture(&bytes, &pins.weights())
         .map_err(|e| e.context(format!("capture {}", path.display())))

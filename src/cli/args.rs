@@ -39,9 +39,16 @@ pub enum Command {
     Eval(EvalArgs),
     /// Install a git pre-push hook that runs the gate against the upstream branch.
     InstallHook(HookArgs),
-    /// Re-check a saved report against the current exports, with no model call (`--check`).
+    /// Re-check a saved report against the current exports, with no model call.
+    ///
+    /// The current sides are the revisions the report records, at their recorded commits,
+    /// unless given: --base and --head (with --base alone, the head is the working tree), export
+    /// files, or export folders. Writes nothing; exits with the report's verdict, or 2 when it
+    /// does not hold.
+    #[command(long_flag = "check")]
     Check(CheckArgs),
-    /// Score a registry capture N times and write calibration.json (`--calibrate`).
+    /// Score a registry capture N times and write calibration.json.
+    #[command(long_flag = "calibrate")]
     Calibrate(CalibrateArgs),
 }
 
@@ -161,54 +168,57 @@ pub struct OutputArgs {
     pub quiet: bool,
 }
 
-/// The gate: the sides, where the report goes, and the two other modes of the same command
-/// line (`--check`, `--calibrate`), kept for the documented usage.
+/// The gate (the default command): the sides, how they are compared, and where the report goes.
 #[derive(Debug, Clone, Args, Default)]
 pub struct GateArgs {
     #[command(flatten)]
-    pub sides: SidesArgs,
-    /// Re-check a saved report against the current exports, with no model call (the same as
-    /// `tdqs-gate check REPORT`).
-    #[arg(long, value_name = "REPORT")]
-    pub check: Option<PathBuf>,
+    pub sides: SideArgs,
+    #[command(flatten)]
+    pub report_dir: ReportDirArgs,
     /// Also write a shields.io endpoint badge (the head's mean TDQS and tier) to FILE, for
     /// PASS and BLOCK runs (see docs/github-action.md, "A badge").
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["check", "calibrate"])]
+    #[arg(long, value_name = "FILE")]
     pub badge: Option<PathBuf>,
-    /// Score a registry capture N times and write calibration.json (see docs/calibration.md; the
-    /// same as `tdqs-gate calibrate CAPTURE`).
-    #[arg(
-        long,
-        value_name = "CAPTURE",
-        conflicts_with_all = ["check", "base", "head", "base_export", "head_export", "base_exports", "head_exports"]
-    )]
-    pub calibrate: Option<PathBuf>,
+    /// Score every question on both sides, even when identical (as the reference gate does).
+    #[arg(long)]
+    pub independent_sides: bool,
+    /// The decision rule: noise-aware (default; see docs/decision.md) or reference (the
+    /// reference gate's rule exactly). Overrides the pins' `confirmation.rule`.
+    #[arg(long, value_enum, value_name = "RULE")]
+    pub decision_rule: Option<DecisionRuleArg>,
+    /// Per-tool guard of the noise-aware rule: a tool whose TDQS falls by at least this much
+    /// (median of three pairs, beyond its noise) BLOCKs [default: 0.5, or `[decision] tool-drop`].
+    #[arg(long, value_name = "TDQS")]
+    pub tool_drop: Option<f64>,
+    /// List every tool in the report. By default a server with more than 50 tools on a side
+    /// has its unchanged tools (same definition and scores on both sides) summarised.
+    #[arg(long)]
+    pub full_report: bool,
     /// Also run the selection check: the case suite (tdqs-eval.toml) on both sides with the same
     /// selector, BLOCK on a significant selection fall (exact McNemar). MODE: live-model (the
     /// judge selects) or synthetic. Over `[eval] mode` of tdqs-gate.toml.
-    #[arg(long, value_enum, value_name = "MODE", conflicts_with_all = ["check", "calibrate"])]
+    #[arg(long, value_enum, value_name = "MODE")]
     pub eval: Option<EvalModeArg>,
     /// The case file of the selection check (default: `[eval] cases`, else tdqs-eval.toml at
     /// the repository root).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["check", "calibrate"])]
+    #[arg(long, value_name = "FILE")]
     pub eval_cases: Option<PathBuf>,
-    /// Runs for --calibrate [default: 3].
-    #[arg(
-        long,
-        value_name = "N",
-        requires = "calibrate",
-        conflicts_with_all = ["check", "base", "head", "base_export", "head_export", "base_exports", "head_exports"]
-    )]
-    pub runs: Option<usize>,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
-/// The two sides of a comparison and how they are scored.
+/// Where each side of a comparison comes from: the gate's two sides, or the sides `check`
+/// exports instead of the ones its report records.
 #[derive(Debug, Clone, Args, Default)]
-pub struct SidesArgs {
+pub struct SideArgs {
     /// The revision to compare against, e.g. origin/master.
     // `--base` with `--base-export` (and `--head` with `--head-export`) is refused after
-    // parsing, not by clap, so that the refusal also removes an earlier report (which a CI step
-    // could otherwise read as this run's).
+    // parsing, not by clap, so that the gate's refusal also removes an earlier report (which a
+    // CI step could otherwise read as this run's).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
     /// The head revision (default: the working tree as it is, uncommitted changes included).
@@ -227,54 +237,52 @@ pub struct SidesArgs {
     /// The head's folder of export files, one per server (see --base-exports).
     #[arg(long, value_name = "DIR")]
     pub head_exports: Option<PathBuf>,
+}
+
+/// Where a command that writes a report puts it (the gate, `calibrate`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct ReportDirArgs {
     /// Where the report goes (default: `.tool-definition-score` at the repository's root, or in
     /// the current folder outside a repository).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Score every question on both sides, even when identical (as the reference gate does).
-    #[arg(long)]
-    pub independent_sides: bool,
-    /// The decision rule: noise-aware (default; see docs/decision.md) or reference (the
-    /// reference gate's rule exactly). Overrides the pins' `confirmation.rule`.
-    #[arg(long, value_enum, value_name = "RULE")]
-    pub decision_rule: Option<DecisionRuleArg>,
-    /// Per-tool guard of the noise-aware rule: a tool whose TDQS falls by at least this much
-    /// (median of three pairs, beyond its noise) BLOCKs [default: 0.5, or `[decision] tool-drop`].
-    #[arg(long, value_name = "TDQS")]
-    pub tool_drop: Option<f64>,
-    /// List every tool in the report. By default a server with more than 50 tools on a side
-    /// has its unchanged tools (same definition and scores on both sides) summarised.
-    #[arg(long)]
-    pub full_report: bool,
-    #[command(flatten)]
-    pub repo: RepoArgs,
-    #[command(flatten)]
-    pub server: ServerArgs,
-    #[command(flatten)]
-    pub judge: JudgeArgs,
 }
 
-/// `tdqs-gate check REPORT`.
+/// `tdqs-gate check REPORT`, also written `tdqs-gate --check REPORT`.
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     /// The saved report (tool-definition-score.json) to re-check.
     #[arg(value_name = "REPORT")]
     pub report: PathBuf,
+    // The sides to export now (default: the revisions the report records; with --base alone,
+    // the head is the working tree).
     #[command(flatten)]
-    pub sides: SidesArgs,
+    pub sides: SideArgs,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    // The judge's pins (the report's are checked against them) and the credential names kept
+    // from the servers; no judge is asked.
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
-/// `tdqs-gate calibrate CAPTURE`.
+/// `tdqs-gate calibrate CAPTURE`, also written `tdqs-gate --calibrate CAPTURE`.
 #[derive(Debug, Clone, Args)]
 pub struct CalibrateArgs {
     /// The registry capture to score (see docs/calibration.md).
     #[arg(value_name = "CAPTURE")]
     pub capture: PathBuf,
-    /// How many times the capture is scored.
+    /// How many times the capture is scored (odd, so that each median is a score the judge gave).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub runs: usize,
     #[command(flatten)]
-    pub sides: SidesArgs,
+    pub report_dir: ReportDirArgs,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -479,7 +487,7 @@ mod tests {
                 matches!(
                     err.kind(),
                     clap::error::ErrorKind::ArgumentConflict
-                        | clap::error::ErrorKind::MissingRequiredArgument
+                        | clap::error::ErrorKind::UnknownArgument
                 ),
                 "{args:?}: {err}"
             );
@@ -488,28 +496,52 @@ mod tests {
 
     #[test]
     fn check_and_calibrate_are_subcommands_and_flags() {
-        let cli = parse(&["check", "r.json", "--judge", "static"]).unwrap();
-        match cli.command {
-            Some(Command::Check(args)) => {
-                assert_eq!(args.report, PathBuf::from("r.json"));
-                assert_eq!(args.sides.judge.judge, JudgeKind::Static);
+        for args in [
+            &["check", "r.json", "--judge", "static"][..],
+            &["--check", "r.json", "--judge", "static"],
+        ] {
+            match parse(args).unwrap().command {
+                Some(Command::Check(check)) => {
+                    assert_eq!(check.report, PathBuf::from("r.json"));
+                    assert_eq!(check.judge.judge, JudgeKind::Static);
+                }
+                other => panic!("{args:?}: {other:?}"),
             }
-            other => panic!("{other:?}"),
         }
-        let cli = parse(&["--check", "r.json"]).unwrap();
-        assert_eq!(cli.gate.check, Some(PathBuf::from("r.json")));
+        for args in [
+            &["calibrate", "c.json", "--runs", "5"][..],
+            &["--calibrate", "c.json", "--runs", "5"],
+        ] {
+            match parse(args).unwrap().command {
+                Some(Command::Calibrate(calibrate)) => {
+                    assert_eq!(calibrate.capture, PathBuf::from("c.json"));
+                    assert_eq!(calibrate.runs, 5);
+                }
+                other => panic!("{args:?}: {other:?}"),
+            }
+        }
+    }
 
-        let cli = parse(&["calibrate", "c.json", "--runs", "5"]).unwrap();
-        match cli.command {
-            Some(Command::Calibrate(args)) => {
-                assert_eq!(args.capture, PathBuf::from("c.json"));
-                assert_eq!(args.runs, 5);
-            }
-            other => panic!("{other:?}"),
+    #[test]
+    fn flags_of_the_gate_alone_are_refused_by_check_and_calibrate() {
+        for args in [
+            &["calibrate", "c.json", "--base", "no-such-rev"][..],
+            &["calibrate", "c.json", "--decision-rule", "reference"],
+            &["calibrate", "c.json", "--url", "http://x"],
+            &["calibrate", "c.json", "--badge", "b.json"],
+            &["check", "r.json", "--runs", "3"],
+            &["check", "r.json", "--report-dir", "out"],
+            &["check", "r.json", "--decision-rule", "reference"],
+            &["check", "r.json", "--eval", "synthetic"],
+            &["check", "r.json", "--full-report"],
+        ] {
+            let err = parse(args).expect_err(&format!("{args:?} must be refused"));
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::UnknownArgument,
+                "{args:?}: {err}"
+            );
         }
-        let cli = parse(&["--calibrate", "c.json", "--runs", "5"]).unwrap();
-        assert_eq!(cli.gate.calibrate, Some(PathBuf::from("c.json")));
-        assert_eq!(cli.gate.runs, Some(5));
     }
 }
 

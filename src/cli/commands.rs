@@ -24,23 +24,8 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
         Some(Command::Lint(args)) => lint_command(args, verbosity).await,
         Some(Command::Eval(args)) => super::eval_cmd::eval_command(args, verbosity).await,
         Some(Command::InstallHook(args)) => install_hook_command(args),
-        Some(Command::Check(args)) => {
-            let gate = GateArgs {
-                sides: args.sides,
-                check: Some(args.report),
-                ..GateArgs::default()
-            };
-            gate_command(gate, verbosity).await
-        }
-        Some(Command::Calibrate(args)) => {
-            let gate = GateArgs {
-                sides: args.sides,
-                calibrate: Some(args.capture),
-                runs: Some(args.runs),
-                ..GateArgs::default()
-            };
-            gate_command(gate, verbosity).await
-        }
+        Some(Command::Check(args)) => check_command(args, verbosity).await,
+        Some(Command::Calibrate(args)) => calibrate_command(args, verbosity).await,
     };
     match result {
         Ok(verdict) => verdict,
@@ -121,7 +106,7 @@ pub(super) fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
 
 /// `--base-exports DIR --head-exports DIR`: both folders or neither, and nothing else for the
 /// sides.
-fn export_dirs(args: &SidesArgs) -> Result<Option<(SideSource, SideSource)>, Error> {
+fn export_dirs(args: &SideArgs) -> Result<Option<(SideSource, SideSource)>, Error> {
     match (&args.base_exports, &args.head_exports) {
         (None, None) => Ok(None),
         (Some(base), Some(head)) => {
@@ -150,59 +135,59 @@ fn export_dirs(args: &SidesArgs) -> Result<Option<(SideSource, SideSource)>, Err
     }
 }
 
-fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
+/// The sides given on the command line, each `None` when not given: two export folders, or
+/// for each side a revision or an export file (not both).
+fn given_sides(args: &SideArgs) -> Result<(Option<SideSource>, Option<SideSource>), Error> {
     if let Some((base, head)) = export_dirs(args)? {
-        let mut opts = gate_options(&SidesArgs {
-            base: Some(String::new()),
-            base_exports: None,
-            head_exports: None,
-            ..args.clone()
-        })?;
-        opts.base = base;
-        opts.head = head;
-        return Ok(opts);
+        return Ok((Some(base), Some(head)));
     }
     let base = match (&args.base_export, &args.base) {
-        (Some(file), None) => SideSource::ExportFile(file.clone()),
-        (None, Some(rev)) => SideSource::Revision(rev.clone()),
+        (Some(file), None) => Some(SideSource::ExportFile(file.clone())),
+        (None, Some(rev)) => Some(SideSource::Revision(rev.clone())),
+        (None, None) => None,
         (Some(_), Some(_)) => {
             return Err(
                 Error::usage("--base and --base-export are mutually exclusive")
                     .with_advice("give the base either as a revision or as an export file"),
             )
         }
-        (None, None) => {
-            return Err(Error::usage("no base to compare against")
-                .with_advice("pass --base REV (e.g. --base origin/master) or --base-export FILE"))
-        }
     };
     let head = match (&args.head_export, &args.head) {
-        (Some(file), None) => SideSource::ExportFile(file.clone()),
-        (None, Some(rev)) => SideSource::Revision(rev.clone()),
-        (None, None) => SideSource::WorkingTree,
+        (Some(file), None) => Some(SideSource::ExportFile(file.clone())),
+        (None, Some(rev)) => Some(SideSource::Revision(rev.clone())),
+        (None, None) => None,
         (Some(_), Some(_)) => {
             return Err(Error::usage(
                 "--head and --head-export are mutually exclusive",
             ))
         }
     };
+    Ok((base, head))
+}
+
+fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
+    let (base, head) = given_sides(&args.sides)?;
+    let base = base.ok_or_else(|| {
+        Error::usage("no base to compare against")
+            .with_advice("pass --base REV (e.g. --base origin/master) or --base-export FILE")
+    })?;
     Ok(GateOptions {
         repo: args.repo.repo.clone(),
         base,
-        head,
+        head: head.unwrap_or(SideSource::WorkingTree),
         server: server_options(&args.server)?,
         judge: judge_options(&args.judge)?,
-        report_dir: report_dir(args),
+        report_dir: report_dir(&args.report_dir, &args.repo),
         share_identical: !args.independent_sides,
         decision_rule: args.decision_rule.map(Into::into),
-        tool_drop: tool_drop(args)?,
+        tool_drop: tool_drop(args.tool_drop)?,
         full_report: args.full_report,
         eval: None,
     })
 }
 
-fn tool_drop(args: &SidesArgs) -> Result<Option<tdqs_core::arith::Tenths>, Error> {
-    args.tool_drop
+fn tool_drop(value: Option<f64>) -> Result<Option<tdqs_core::arith::Tenths>, Error> {
+    value
         .map(|v| {
             crate::config::parse_tool_drop(v).map_err(|m| {
                 Error::usage(format!("--tool-drop {m}"))
@@ -220,28 +205,7 @@ pub(super) fn say(verbosity: Verbosity, text: &str) {
 
 async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     let progress = Arc::new(StderrProgress::new(verbosity));
-    if let Some(report) = &args.check {
-        let opts = gate_options_for_check(&args.sides)?;
-        let outcome = gate::check::run(report, &opts, progress.clone()).await;
-        progress.finish();
-        return Ok(print_outcome(outcome, verbosity));
-    }
-    if args.runs.is_some() && args.calibrate.is_none() {
-        return Err(Error::usage("--runs goes with --calibrate")
-            .with_advice("pass --calibrate CAPTURE --runs N, or drop --runs"));
-    }
-    if let Some(capture) = &args.calibrate {
-        let opts = crate::calibrate::CalibrateOptions {
-            capture: capture.clone(),
-            runs: args.runs.unwrap_or(3),
-            judge: judge_options(&args.sides.judge)?,
-            report_dir: report_dir(&args.sides),
-        };
-        let done = crate::calibrate::run(&opts, progress.clone()).await;
-        progress.finish();
-        return crate::calibrate::print_summary(&done?, &mut std::io::stdout());
-    }
-    let opts = gate_options(&args.sides)
+    let opts = gate_options(&args)
         .and_then(|mut opts| {
             if let Some(badge) = &args.badge {
                 crate::report::badge::check_path(badge)?;
@@ -251,7 +215,7 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
         })
         .inspect_err(|_| {
             // A refused run writes no report; an earlier one must not stand in for it.
-            crate::report::write::remove_stale(&report_dir(&args.sides));
+            crate::report::write::remove_stale(&report_dir(&args.report_dir, &args.repo));
         })?;
     let outcome = gate::run(&opts, progress.clone()).await;
     progress.finish();
@@ -279,56 +243,45 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
 
 /// `--report-dir`, else `.tool-definition-score` at the root of the repository around `--repo`
 /// (or the current folder), else in the current folder when there is no repository.
-fn report_dir(args: &SidesArgs) -> PathBuf {
-    if let Some(dir) = &args.report_dir {
-        return dir.clone();
+fn report_dir(args: &ReportDirArgs, repo: &RepoArgs) -> PathBuf {
+    match &args.report_dir {
+        Some(dir) => dir.clone(),
+        None => super::repo_root::default_report_dir(repo.repo.as_deref()),
     }
-    let start = match &args.repo.repo {
-        Some(dir) => Some(dir.clone()),
-        None => std::env::current_dir().ok(),
-    };
-    start
-        .and_then(|dir| git2::Repository::discover(dir).ok())
-        .and_then(|repo| repo.workdir().map(Path::to_path_buf))
-        .map(|root| root.join(DEFAULT_REPORT_DIR))
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_REPORT_DIR))
 }
 
-const DEFAULT_REPORT_DIR: &str = ".tool-definition-score";
-
-/// `--check` takes the sides from the saved report unless given explicitly.
-fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
-    let mut opts = GateOptions {
+/// `check REPORT`: the sides given explicitly (with `--base` alone, the head is the working
+/// tree), else the ones the report records.
+async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    let (base, head) = given_sides(&args.sides)?;
+    let head = match (&base, head) {
+        (Some(_), None) => Some(SideSource::WorkingTree),
+        (_, head) => head,
+    };
+    let opts = gate::check::CheckOptions {
         repo: args.repo.repo.clone(),
-        base: SideSource::WorkingTree,
-        head: SideSource::WorkingTree,
+        base,
+        head,
         server: server_options(&args.server)?,
         judge: judge_options(&args.judge)?,
-        report_dir: report_dir(args),
-        share_identical: !args.independent_sides,
-        decision_rule: args.decision_rule.map(Into::into),
-        tool_drop: tool_drop(args)?,
-        full_report: args.full_report,
-        eval: None,
     };
-    if args.base.is_some()
-        || args.base_export.is_some()
-        || args.base_exports.is_some()
-        || args.head_exports.is_some()
-    {
-        let given = gate_options(args)?;
-        opts.base = given.base;
-        opts.head = given.head;
-    } else {
-        // An empty revision means "the one the report records".
-        opts.base = SideSource::Revision(String::new());
-        opts.head = match (&args.head_export, &args.head) {
-            (Some(f), _) => SideSource::ExportFile(f.clone()),
-            (None, Some(r)) => SideSource::Revision(r.clone()),
-            (None, None) => SideSource::Revision(String::new()),
-        };
-    }
-    Ok(opts)
+    let progress = Arc::new(StderrProgress::new(verbosity));
+    let outcome = gate::check::run(&args.report, &opts, progress.clone()).await;
+    progress.finish();
+    Ok(print_outcome(outcome, verbosity))
+}
+
+async fn calibrate_command(args: CalibrateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+    let opts = crate::calibrate::CalibrateOptions {
+        capture: args.capture,
+        runs: args.runs,
+        judge: judge_options(&args.judge)?,
+        report_dir: report_dir(&args.report_dir, &args.repo),
+    };
+    let progress = Arc::new(StderrProgress::new(verbosity));
+    let done = crate::calibrate::run(&opts, progress.clone()).await;
+    progress.finish();
+    crate::calibrate::print_summary(&done?, &mut std::io::stdout())
 }
 
 fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
@@ -505,14 +458,7 @@ pub(super) fn lint_config(
 ) -> Result<(crate::lint::LintConfig, Option<String>), Error> {
     // Linting an export file or a plain folder needs no repository: then the folder's own
     // tdqs-gate.toml, if any, applies.
-    let root = if crate::revision::in_repository(repo) {
-        crate::revision::Repo::open_without_pruning(repo)?
-            .workdir()
-            .map(std::path::Path::to_path_buf)
-    } else {
-        repo.map(std::path::Path::to_path_buf)
-            .or_else(|| std::env::current_dir().ok())
-    };
+    let root = super::repo_root::working_folder(repo)?;
     let Some(root) = root else {
         return Ok((crate::lint::LintConfig::default(), None));
     };

@@ -18,16 +18,9 @@ use crate::eval::{self, cache, suite, EvalOptions};
 /// The folder the case file and the cache are found in: the repository's working tree, else
 /// `--repo`, else the current directory.
 fn root(repo: Option<&std::path::Path>) -> Result<PathBuf, Error> {
-    if crate::revision::in_repository(repo) {
-        if let Some(dir) = crate::revision::Repo::open_without_pruning(repo)?.workdir() {
-            return Ok(dir.to_path_buf());
-        }
-    }
-    repo.map(std::path::Path::to_path_buf)
-        .or_else(|| std::env::current_dir().ok())
-        .ok_or_else(|| {
-            Error::usage("cannot tell the current directory").with_advice("pass --repo DIR")
-        })
+    super::repo_root::working_folder(repo)?.ok_or_else(|| {
+        Error::usage("cannot tell the current directory").with_advice("pass --repo DIR")
+    })
 }
 
 pub(super) async fn eval_command(args: EvalArgs, verbosity: Verbosity) -> Result<Verdict, Error> {

@@ -6,7 +6,9 @@
 pub mod args;
 mod commands;
 mod eval_cmd;
+mod legacy;
 pub mod output;
+mod repo_root;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -25,7 +27,7 @@ pub fn main() -> ExitCode {
     // First, before any thread or child exists: the gate's environment unreadable to children,
     // detached descendants re-parented here, credential values masked (docs/security.md).
     crate::platform::harden::at_start();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(legacy::subcommand_first(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version are successes; every usage error is INVALID, never 1.

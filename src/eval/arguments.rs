@@ -77,7 +77,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_3_arguments_checked_against_input_schema() {
+    fn arguments_checked_against_input_schema() {
         assert_eq!(
             check(
                 &tool(),

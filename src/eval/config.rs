@@ -103,7 +103,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_5_eval_table_is_read_and_checked() {
+    fn eval_table_is_read_and_checked() {
         let c = EvalConfig::from_toml(Some(&table(
             "[eval]\nmode = \"synthetic\"\ncases = \"x.toml\"\nmax-cost = 5\n",
         )))

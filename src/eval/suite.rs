@@ -101,7 +101,7 @@ mod tests {
     use tdqs_core::eval::case::{CaseKind, Choice};
 
     #[test]
-    fn issue_16_item_1_case_file_parses_and_round_trips() {
+    fn case_file_parses_and_round_trips() {
         let text = r#"
 version = 1
 
@@ -128,7 +128,7 @@ provenance = "user_defined"
     }
 
     #[test]
-    fn issue_16_item_1_case_file_refuses_unknown_keys_and_kinds() {
+    fn case_file_refuses_unknown_keys_and_kinds() {
         let unknown = "version = 1\n[[case]]\nid='a'\nrequest='r'\nexpect='t'\nkind='positive'\nprovenance='user_defined'\nexpected='t'\n";
         let err = parse(unknown).unwrap_err().join(" ");
         assert!(err.contains("expected"), "{err}");

@@ -1811,7 +1811,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_item_14_numeric_env_values_and_repeated_keys_are_refused() {
+    fn numeric_env_values_and_repeated_keys_are_refused() {
         let err = parse_manifest(
             ".mcp.json",
             r#"{"mcpServers": {"s": {"command": "node", "env": {"PORT": 8080}}}}"#,

@@ -23,7 +23,42 @@ use tdqs_core::report::Report;
 use tdqs_core::score::SideScore;
 use tdqs_core::spec::pins::Pins;
 
-use super::{GateOptions, Outcome, SideSource};
+use super::{GateOptions, JudgeOptions, Outcome, ServerOptions, SideSource};
+
+/// What `check` exports the current sides with.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    pub repo: Option<std::path::PathBuf>,
+    /// The base to export now; `None`: the one the report records.
+    pub base: Option<SideSource>,
+    /// The head to export now; `None`: the one the report records.
+    pub head: Option<SideSource>,
+    pub server: ServerOptions,
+    /// The pins the report is checked against and the credential names kept from the servers;
+    /// no judge is asked.
+    pub judge: JudgeOptions,
+}
+
+impl CheckOptions {
+    /// The options of exporting `base` and `head` as the gate does. `check` writes no report
+    /// and decides nothing anew, so the gate's report and decision settings stay at their
+    /// defaults.
+    fn exporting(&self, base: SideSource, head: SideSource) -> GateOptions {
+        GateOptions {
+            repo: self.repo.clone(),
+            base,
+            head,
+            server: self.server.clone(),
+            judge: self.judge.clone(),
+            report_dir: std::path::PathBuf::new(),
+            share_identical: true,
+            decision_rule: None,
+            tool_drop: None,
+            full_report: false,
+            eval: None,
+        }
+    }
+}
 
 fn differs(what: impl Into<String>) -> Error {
     Error::new(Stage::Check, what.into()).with_advice(
@@ -626,11 +661,11 @@ async fn check_summarised(
 }
 
 /// Runs `--check`.
-pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
+pub async fn run(path: &Path, opts: &CheckOptions, progress: Arc<dyn Progress>) -> Outcome {
     let report = match read_any_report(path) {
         Ok(AnyReport::Single(_))
-            if matches!(opts.base, SideSource::ExportDir(_))
-                || matches!(opts.head, SideSource::ExportDir(_)) =>
+            if matches!(opts.base, Some(SideSource::ExportDir(_)))
+                || matches!(opts.head, Some(SideSource::ExportDir(_))) =>
         {
             return Outcome::invalid(
                 Error::usage(
@@ -665,9 +700,18 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
             rescore_static(&report, &pins).await?;
         }
         // The current exports: sides named explicitly, else the revisions the report records.
-        let mut current = opts.clone();
-        current.base = from_report(&report.base_revision, &report.base_commit, &opts.base)?;
-        current.head = from_report(&report.head_revision, &report.head_commit, &opts.head)?;
+        let current = opts.exporting(
+            from_report(
+                &report.base_revision,
+                &report.base_commit,
+                opts.base.as_ref(),
+            )?,
+            from_report(
+                &report.head_revision,
+                &report.head_commit,
+                opts.head.as_ref(),
+            )?,
+        );
         progress.event(ProgressEvent::Note(
             "exporting the current base and head".to_string(),
         ));
@@ -713,7 +757,7 @@ pub fn read_any_report(path: &Path) -> Result<AnyReport, Error> {
 /// server's current exports from one pair of trees.
 async fn check_monorepo(
     report: &MonorepoReport,
-    opts: &GateOptions,
+    opts: &CheckOptions,
     progress: Arc<dyn Progress>,
 ) -> Result<(), Error> {
     let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
@@ -769,9 +813,10 @@ async fn check_monorepo(
 
     // The current exports: both sides checked out once, each server exported from them.
     let first = &report.servers[0].report;
-    let mut current = opts.clone();
-    current.base = from_report(&first.base_revision, &first.base_commit, &opts.base)?;
-    current.head = from_report(&first.head_revision, &first.head_commit, &opts.head)?;
+    let mut current = opts.exporting(
+        from_report(&first.base_revision, &first.base_commit, opts.base.as_ref())?,
+        from_report(&first.head_revision, &first.head_commit, opts.head.as_ref())?,
+    );
     if let (SideSource::ExportDir(_), SideSource::ExportDir(_)) = (&current.base, &current.head) {
         return check_from_folders(report, &pins, &current).await;
     }
@@ -855,19 +900,19 @@ async fn check_from_folders(
 fn from_report(
     recorded: &Option<String>,
     commit: &Option<String>,
-    given: &SideSource,
+    given: Option<&SideSource>,
 ) -> Result<SideSource, Error> {
-    match given {
-        SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
-            Some(tdqs_core::export::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
-            Some(rev) => Ok(SideSource::Revision(
-                commit.clone().unwrap_or_else(|| rev.to_string()),
-            )),
-            None => Err(Error::usage(
-                "the report was made from export files; pass --base-export and \
-                 --head-export (or --base / --head) to check it",
-            )),
-        },
-        other => Ok(other.clone()),
+    if let Some(given) = given {
+        return Ok(given.clone());
+    }
+    match recorded.as_deref() {
+        Some(tdqs_core::export::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
+        Some(rev) => Ok(SideSource::Revision(
+            commit.clone().unwrap_or_else(|| rev.to_string()),
+        )),
+        None => Err(Error::usage(
+            "the report was made from export files; pass --base-export and \
+             --head-export (or --base / --head) to check it",
+        )),
     }
 }

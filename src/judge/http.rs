@@ -1199,7 +1199,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_12_item_8_absurd_retry_headers_never_panic() {
+    fn absurd_retry_headers_never_panic() {
         let now = SystemTime::now();
         let p = RetryPolicy::default();
         for (name, value) in [

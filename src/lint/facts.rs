@@ -765,7 +765,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_14_item_2_generated_parameter_titles_are_not_descriptions() {
+    fn generated_parameter_titles_are_not_descriptions() {
         let tool = json!({"name": "fetch", "description": "Fetch a URL and return its text.",
         "inputSchema": {"type": "object", "properties": {
             "max_length": {"type": "integer", "title": "Max Length"},
@@ -788,7 +788,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_14_item_2_ambiguous_verbs_classify_nothing() {
+    fn ambiguous_verbs_classify_nothing() {
         for (name, op) in [
             ("open_nodes", Operation::Unknown),
             ("resolve-library-id", Operation::Unknown),

@@ -1209,7 +1209,7 @@ fn the_token_reaches_only_the_judge_and_never_the_log() {
 }
 
 #[test]
-fn issue_12_item_1_the_token_step_starts_no_server() {
+fn the_token_step_starts_no_server() {
     const TOKEN: &str = "sk-ant-oat01-action-split-token-value";
     let fixtures = Fixtures::new();
     let workspace = fixtures.clone("worse");
@@ -1850,7 +1850,7 @@ fn the_action_scripts_pass_shellcheck() {
 }
 
 /// Every long flag of every subcommand's `--help`.
-fn flags_of(subcommand: Option<&str>) -> Vec<String> {
+pub(crate) fn flags_of(subcommand: Option<&str>) -> Vec<String> {
     let mut command = Command::new(GATE);
     if let Some(sub) = subcommand {
         command.arg(sub);
@@ -1882,6 +1882,8 @@ fn the_reference_documents_every_flag_and_every_action_input() {
         Some("lint"),
         Some("eval"),
         Some("install-hook"),
+        Some("check"),
+        Some("calibrate"),
     ] {
         let flags = flags_of(sub);
         assert!(flags.len() > 2, "{sub:?}: {flags:?}");
@@ -1906,7 +1908,7 @@ fn the_reference_documents_every_flag_and_every_action_input() {
 }
 
 #[test]
-fn issue_16_the_eval_input_runs_the_selection_check() {
+fn the_eval_input_runs_the_selection_check() {
     let fixtures = Fixtures::new();
     let t = temp();
     // Bad values stop in the first step, before anything runs.
@@ -1999,4 +2001,4 @@ fn issue_16_the_eval_input_runs_the_selection_check() {
     assert!(report.get("eval").is_none());
 }
 
-mod issue_17_monorepo;
+mod monorepo;

@@ -1,4 +1,4 @@
-//! `tdqs-gate eval` (issue 16): the careful and the careless issue-tracker servers (one API
+//! `tdqs-gate eval`: the careful and the careless issue-tracker servers (one API
 //! written twice, examples/issue-tracker/) ranked in `synthetic` mode, `live_model` through a
 //! loopback OpenAI-compatible stand-in that selects by a scripted rule, replay from the cache
 //! with no network, argument validation, thresholds and budgets, and misconfigured live runs
@@ -69,7 +69,7 @@ pub(crate) fn ratio(run: &Value, key: &str) -> (u64, u64) {
 // Synthetic mode.
 
 #[test]
-fn issue_16_item_6_careful_server_ranks_above_careless_in_synthetic_mode() {
+fn careful_server_ranks_above_careless_in_synthetic_mode() {
     let dir = tempfile::tempdir().unwrap();
     let careful = json_of(&eval(
         dir.path(),
@@ -117,7 +117,7 @@ fn issue_16_item_6_careful_server_ranks_above_careless_in_synthetic_mode() {
 }
 
 #[test]
-fn issue_16_item_3_text_output_shows_mode_figures_and_capture_lines() {
+fn text_output_shows_mode_figures_and_capture_lines() {
     let dir = tempfile::tempdir().unwrap();
     let out = eval(dir.path(), "careless", &["--mode", "synthetic"]);
     assert_eq!(out.status.code(), Some(0));
@@ -142,7 +142,7 @@ fn issue_16_item_3_text_output_shows_mode_figures_and_capture_lines() {
 }
 
 #[test]
-fn issue_16_item_3_min_accuracy_fails_like_a_lint_threshold() {
+fn min_accuracy_fails_like_a_lint_threshold() {
     let dir = tempfile::tempdir().unwrap();
     let low = eval(
         dir.path(),
@@ -166,7 +166,7 @@ fn issue_16_item_3_min_accuracy_fails_like_a_lint_threshold() {
 }
 
 #[test]
-fn issue_16_item_1_a_broken_case_file_is_invalid() {
+fn a_broken_case_file_is_invalid() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cases.toml");
     std::fs::write(
@@ -309,7 +309,7 @@ fn live_args<'a>(base_url: &'a str, cache: &'a str) -> Vec<&'a str> {
 }
 
 #[test]
-fn issue_16_item_2_live_model_through_a_loopback_stand_in_then_offline_replay() {
+fn live_model_through_a_loopback_stand_in_then_offline_replay() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("eval-cache");
     let cache_s = cache.to_str().unwrap().to_string();
@@ -411,7 +411,7 @@ fn issue_16_item_2_live_model_through_a_loopback_stand_in_then_offline_replay() 
 }
 
 #[test]
-fn issue_16_item_4_max_cost_stops_the_run_and_keeps_the_answers() {
+fn max_cost_stops_the_run_and_keeps_the_answers() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("eval-cache");
     let cache_s = cache.to_str().unwrap().to_string();
@@ -432,7 +432,7 @@ fn issue_16_item_4_max_cost_stops_the_run_and_keeps_the_answers() {
 }
 
 #[test]
-fn issue_16_item_2_misconfigured_live_runs_fail_loudly_never_falling_back() {
+fn misconfigured_live_runs_fail_loudly_never_falling_back() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("c");
     let cache_s = cache.to_str().unwrap().to_string();
@@ -682,7 +682,7 @@ pub(crate) mod gate_check {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn issue_16_item_5_gate_blocks_on_a_scripted_selection_regression() {
+    async fn gate_blocks_on_a_scripted_selection_regression() {
         let dir = tempfile::tempdir().unwrap();
         let server = api("claude-test-model".into());
 
@@ -751,8 +751,14 @@ pub(crate) mod gate_check {
         assert!(section.contains("tdqs-rose-selection-fell"));
 
         // --check re-validates the saved report, the selection part included.
-        let mut check_opts = options(dir.path(), &server, false);
-        check_opts.report_dir = dir.path().join("recheck");
+        let gate_opts = options(dir.path(), &server, false);
+        let check_opts = gate::check::CheckOptions {
+            repo: gate_opts.repo,
+            base: Some(gate_opts.base),
+            head: Some(gate_opts.head),
+            server: gate_opts.server,
+            judge: gate_opts.judge,
+        };
         let rechecked = gate::check::run(&written.json, &check_opts, Arc::new(NoProgress)).await;
         assert_eq!(rechecked.verdict, Verdict::Block, "{:?}", rechecked.error);
     }
@@ -761,7 +767,7 @@ pub(crate) mod gate_check {
     /// computable from public inputs): the gate must not read them. Before the fix the second
     /// run replayed the forged answers and PASSed a head whose selection fell in 18 cases.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn security_r2_gate_ignores_a_poisoned_eval_cache_in_the_working_tree() {
+    async fn gate_ignores_a_poisoned_eval_cache_in_the_working_tree() {
         let dir = tempfile::tempdir().unwrap();
         let server = api("claude-test-model".into());
         let first = gate::run(&options(dir.path(), &server, true), Arc::new(NoProgress)).await;
@@ -796,7 +802,7 @@ pub(crate) mod gate_check {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn issue_16_item_5_a_misconfigured_selection_check_is_invalid() {
+    async fn a_misconfigured_selection_check_is_invalid() {
         let dir = tempfile::tempdir().unwrap();
         let server = api("claude-test-model".into());
         let mut opts = options(dir.path(), &server, true);
@@ -872,7 +878,7 @@ fn init(dir: &Path, url: &str, extra: &[&str]) -> Output {
 }
 
 #[test]
-fn issue_16_item_1_init_drafts_validates_and_refuses_to_overwrite() {
+fn init_drafts_validates_and_refuses_to_overwrite() {
     let dir = tempfile::tempdir().unwrap();
     let server = init_stand_in();
     let url = server.url("");
@@ -967,7 +973,7 @@ pub(crate) fn eval_gate_dir(dir: &Path) -> impl Fn(&[&str]) -> Output + '_ {
 }
 
 #[test]
-fn issue_16_item_5_eval_table_and_flag_turn_the_check_on_from_the_command_line() {
+fn eval_table_and_flag_turn_the_check_on_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let gate = eval_gate_dir(dir.path());
     let report = || -> Value {
@@ -1019,13 +1025,13 @@ fn issue_16_item_5_eval_table_and_flag_turn_the_check_on_from_the_command_line()
 }
 
 // ---------------------------------------------------------------------------------------------
-// Paths the head's tree shapes (security review, round 2).
+// Paths the head's tree shapes: a link there is not followed.
 
 /// The head's case file is a link to a file outside the repository (here a one-line
 /// credentials file): the gate must not read it, since a TOML error quotes the offending line.
 /// The same through a linked folder named by `[eval] cases`.
 #[test]
-fn security_r2_eval_case_file_behind_a_link_is_not_read() {
+fn eval_case_file_behind_a_link_is_not_read() {
     let dir = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     const SECRET: &str = "sk-r2-case-file-0123456789abcdef";
@@ -1112,7 +1118,7 @@ fn security_r2_eval_case_file_behind_a_link_is_not_read() {
 /// The repository's `.tdqs` folder is a link to a folder of the user: a live eval must not
 /// write its cached answers there (nor read them from there).
 #[test]
-fn security_r2_eval_cache_behind_a_link_is_not_written_through() {
+fn eval_cache_behind_a_link_is_not_written_through() {
     let dir = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("notes.txt"), "mine").unwrap();

@@ -1141,7 +1141,7 @@ fn real_fastmcp_server_keeps_output_schema_and_annotations_in_both_eras() {
 }
 
 #[test]
-fn issue_12_item_13_a_broken_answer_is_named_at_once_not_after_the_timeout() {
+fn a_broken_answer_is_named_at_once_not_after_the_timeout() {
     for (raw, cause) in [
         ("nan", "JSON has no NaN"),
         ("huge-number", "such as 1e400"),
@@ -1173,7 +1173,7 @@ fn issue_12_item_13_a_broken_answer_is_named_at_once_not_after_the_timeout() {
 }
 
 #[test]
-fn issue_12_item_13_a_lone_surrogate_becomes_a_replacement_character_with_a_warning() {
+fn a_lone_surrogate_becomes_a_replacement_character_with_a_warning() {
     let case = Case::new();
     let listing =
         run(&case.fake(&["--mode", "raw-answer", "--raw", "lone-surrogate"])).expect("listing");
@@ -1186,7 +1186,7 @@ fn issue_12_item_13_a_lone_surrogate_becomes_a_replacement_character_with_a_warn
 }
 
 #[test]
-fn issue_12_item_14_a_duplicate_answer_is_a_recorded_warning() {
+fn a_duplicate_answer_is_a_recorded_warning() {
     let case = Case::new();
     let listing =
         run(&case.fake(&["--mode", "raw-answer", "--raw", "duplicate"])).expect("listing");
@@ -1202,7 +1202,7 @@ fn issue_12_item_14_a_duplicate_answer_is_a_recorded_warning() {
 }
 
 #[test]
-fn issue_12_item_16_a_listing_larger_than_its_limit_is_refused() {
+fn a_listing_larger_than_its_limit_is_refused() {
     let case = Case::new();
     let mut spec = case.fake(&["--mode", "paginated", "--page-size", "1"]);
     spec.limits.max_listing_bytes = 1024;

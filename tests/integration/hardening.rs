@@ -1,4 +1,4 @@
-//! Issue 12 (items 7–16): reports that always match the exit code, files the gate refuses to
+//! Reports that always match the exit code, files the gate refuses to
 //! follow or block on, hostile text in Markdown, and servers that answer badly.
 
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ fn report_at(dir: &Path) -> Value {
 }
 
 #[test]
-fn issue_12_item_11_an_invalid_run_replaces_the_previous_report() {
+fn an_invalid_run_replaces_the_previous_report() {
     let setup = Setup::new(&base_tools());
     let dir = setup.work().join("reports");
     let args = static_args(&dir);
@@ -78,7 +78,7 @@ fn issue_12_item_11_an_invalid_run_replaces_the_previous_report() {
 }
 
 #[test]
-fn issue_12_item_11_an_unwritable_markdown_leaves_no_json_saying_block() {
+fn an_unwritable_markdown_leaves_no_json_saying_block() {
     let setup = Setup::new(&base_tools());
     setup.set_head(&head_worse());
     let dir = setup.work().join("reports");
@@ -98,7 +98,7 @@ fn issue_12_item_11_an_unwritable_markdown_leaves_no_json_saying_block() {
 }
 
 #[test]
-fn issue_12_item_11_a_committed_report_symlink_does_not_redirect_the_report() {
+fn a_committed_report_symlink_does_not_redirect_the_report() {
     let setup = Setup::new(&base_tools());
     let elsewhere = setup.work().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
@@ -120,7 +120,7 @@ fn issue_12_item_11_a_committed_report_symlink_does_not_redirect_the_report() {
 }
 
 #[test]
-fn issue_12_item_11_a_config_symlink_out_of_the_repository_is_not_read() {
+fn a_config_symlink_out_of_the_repository_is_not_read() {
     let setup = Setup::new(&base_tools());
     let outside = setup.work().join("private.txt");
     std::fs::write(&outside, "password = hunter2-secret-line\n[[[\n").unwrap();
@@ -141,7 +141,7 @@ fn issue_12_item_11_a_config_symlink_out_of_the_repository_is_not_read() {
 }
 
 #[test]
-fn issue_12_item_12_a_fifo_as_the_configuration_is_refused_at_once() {
+fn a_fifo_as_the_configuration_is_refused_at_once() {
     let setup = Setup::new(&base_tools());
     let config = setup.repo.path.join("tdqs-gate.toml");
     std::fs::remove_file(&config).unwrap();
@@ -162,7 +162,7 @@ fn issue_12_item_12_a_fifo_as_the_configuration_is_refused_at_once() {
 }
 
 #[test]
-fn issue_12_item_12_a_fifo_as_the_spec_cache_is_replaced_by_a_download() {
+fn a_fifo_as_the_spec_cache_is_replaced_by_a_download() {
     let setup = Setup::new(&base_tools());
     setup.set_head(&head_worse());
     setup.fake.control(script(vec![]));
@@ -194,7 +194,7 @@ fn issue_12_item_12_a_fifo_as_the_spec_cache_is_replaced_by_a_download() {
 }
 
 #[test]
-fn issue_12_item_14_the_default_report_folder_is_at_the_repository_root() {
+fn the_default_report_folder_is_at_the_repository_root() {
     let setup = Setup::new(&base_tools());
     let sub = setup.repo.path.join("sub");
     std::fs::create_dir_all(&sub).unwrap();
@@ -223,7 +223,7 @@ fn issue_12_item_14_the_default_report_folder_is_at_the_repository_root() {
 }
 
 #[test]
-fn issue_12_item_7_outside_text_is_escaped_in_markdown() {
+fn outside_text_is_escaped_in_markdown() {
     let setup = Setup::new(&base_tools());
     setup.set_head(&head_worse());
     let dir = setup.work().join("reports");
@@ -319,7 +319,7 @@ fn outside_code_spans(md: &str) -> String {
 }
 
 #[test]
-fn issue_12_item_10_out_of_range_numbers_and_a_non_object_capabilities_are_refused() {
+fn out_of_range_numbers_and_a_non_object_capabilities_are_refused() {
     let setup = Setup::new(&base_tools());
     let dir = setup.work().join("reports");
     for (flag, value, says) in [
@@ -353,7 +353,7 @@ fn issue_12_item_10_out_of_range_numbers_and_a_non_object_capabilities_are_refus
 }
 
 #[test]
-fn issue_12_item_13_the_message_size_limit_is_a_flag_and_a_config_key() {
+fn the_message_size_limit_is_a_flag_and_a_config_key() {
     let setup = Setup::new(&base_tools());
     let dir = setup.work().join("reports");
     let mut args = static_args(&dir);
@@ -405,7 +405,7 @@ fn issue_12_item_13_the_message_size_limit_is_a_flag_and_a_config_key() {
 }
 
 #[test]
-fn issue_12_item_15_credentials_typed_into_the_command_are_masked() {
+fn credentials_typed_into_the_command_are_masked() {
     let setup = Setup::new(&base_tools());
     setup.set_head(&head_worse());
     let dir = setup.work().join("reports");

@@ -1,4 +1,4 @@
-//! Issue 17: the self-contained HTML report beside the JSON and Markdown. Its text from the
+//! The self-contained HTML report beside the JSON and Markdown. Its text from the
 //! server is escaped; it draws the changed tools and counts the rest; and it renders in a real
 //! headless Chromium (the distribution's package, `tests/setup/chromium.sh`) with no console
 //! error, no network load, both charts present and the decision the JSON records.
@@ -44,7 +44,7 @@ fn pass_setup() -> Setup {
 }
 
 #[test]
-fn issue_17_html_report_escapes_text_from_the_server() {
+fn escapes_text_from_the_server() {
     let hostile = "Closes an issue. </style><script>alert(1)</script> & \"quoted\" <img src=x onerror=alert(2)>.";
     let setup = block_setup(hostile);
     let run = setup.gate(&[]);
@@ -66,7 +66,7 @@ fn issue_17_html_report_escapes_text_from_the_server() {
 }
 
 #[test]
-fn issue_17_html_report_draws_changed_tools_and_counts_the_rest() {
+fn draws_changed_tools_and_counts_the_rest() {
     // 60 tools, one of which changes: the charts draw that one and count the other 59.
     let tools: Vec<Value> = (0..60)
         .map(|i| {
@@ -179,7 +179,7 @@ fn check_common(page: &Value, report: &Value, what: &str) {
 }
 
 #[test]
-fn issue_17_html_report_renders_in_headless_chromium() {
+fn renders_in_headless_chromium() {
     let Some(program) = chromium::find() else {
         crate::support::skips::skip(
             "chromium is not installed (tests/setup/chromium.sh installs the distribution's package)",
@@ -284,7 +284,7 @@ fn selection_run(dir: &std::path::Path) -> (Value, String) {
 }
 
 #[test]
-fn issue_16_html_report_shows_the_selection_check_of_a_gate_run_with_eval() {
+fn shows_the_selection_check_of_a_gate_run_with_eval() {
     let dir = tempfile::tempdir().unwrap();
     let (report, html) = selection_run(dir.path());
     assert_eq!(report["eval"]["mode"], "synthetic");
@@ -325,7 +325,7 @@ fn issue_16_html_report_shows_the_selection_check_of_a_gate_run_with_eval() {
 }
 
 #[test]
-fn issue_16_html_selection_check_renders_in_headless_chromium() {
+fn selection_check_renders_in_headless_chromium() {
     let Some(program) = chromium::find() else {
         crate::support::skips::skip(
             "chromium is not installed (tests/setup/chromium.sh installs the distribution's package)",

@@ -1,4 +1,4 @@
-//! Issue 15: exporting servers that speak Streamable HTTP, against the Rust fixture
+//! Exporting servers that speak Streamable HTTP, against the Rust fixture
 //! `fake-http-mcp-server` (JSON and SSE answers, sessions, paging, both eras, every fault), and
 //! the gate end to end on a repository whose server speaks only HTTP.
 
@@ -126,7 +126,7 @@ fn error_text(err: &Error) -> String {
 }
 
 #[test]
-fn issue_15_item_1_json_answers_keep_tools_as_received_and_end_the_server() {
+fn json_answers_keep_tools_as_received_and_end_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let (spec, port) = started(dir.path(), "json", &[]);
     let listing = run(&spec).expect("export");
@@ -156,7 +156,7 @@ fn issue_15_item_1_json_answers_keep_tools_as_received_and_end_the_server() {
 }
 
 #[test]
-fn issue_15_item_1_sse_answers_with_a_ping_and_split_data_are_read() {
+fn sse_answers_with_a_ping_and_split_data_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let (spec, port) = started(dir.path(), "sse", &[]);
     let listing = run(&spec).expect("export");
@@ -168,7 +168,7 @@ fn issue_15_item_1_sse_answers_with_a_ping_and_split_data_are_read() {
 }
 
 #[test]
-fn issue_15_item_1_session_id_is_sent_back_and_the_session_deleted() {
+fn session_id_is_sent_back_and_the_session_deleted() {
     let dir = tempfile::tempdir().unwrap();
     let (spec, _) = started(dir.path(), "session", &[]);
     let listing = run(&spec).expect("export");
@@ -192,7 +192,7 @@ fn issue_15_item_1_session_id_is_sent_back_and_the_session_deleted() {
 }
 
 #[test]
-fn issue_15_item_1_every_page_is_listed_over_http() {
+fn every_page_is_listed_over_http() {
     let dir = tempfile::tempdir().unwrap();
     let tools = dir.path().join("tools.json");
     let many: Vec<Value> = (0..5)
@@ -214,7 +214,7 @@ fn issue_15_item_1_every_page_is_listed_over_http() {
 }
 
 #[test]
-fn issue_15_item_1_the_modern_era_works_over_http() {
+fn the_modern_era_works_over_http() {
     let dir = tempfile::tempdir().unwrap();
     let (spec, _) = started(dir.path(), "modern", &[]);
     let profile = ProbeProfile {
@@ -234,7 +234,7 @@ fn issue_15_item_1_the_modern_era_works_over_http() {
 }
 
 #[test]
-fn issue_15_item_4_a_legacy_http_sse_server_is_reached_through_its_endpoint_event() {
+fn a_legacy_http_sse_server_is_reached_through_its_endpoint_event() {
     let dir = tempfile::tempdir().unwrap();
     let (spec, port) = started(dir.path(), "legacy", &[]);
     let listing = run(&spec).expect("export");
@@ -259,7 +259,7 @@ fn issue_15_item_4_a_legacy_http_sse_server_is_reached_through_its_endpoint_even
 }
 
 #[test]
-fn issue_15_item_1_auto_era_falls_back_to_initialize_after_an_http_400() {
+fn auto_era_falls_back_to_initialize_after_an_http_400() {
     let dir = tempfile::tempdir().unwrap();
     let (spec, _) = started(dir.path(), "session", &[]);
     let profile = ProbeProfile {
@@ -296,7 +296,7 @@ fn fault(mode: &str, limits: ExportLimits, needles: &[&str]) -> Error {
 }
 
 #[test]
-fn issue_15_item_3_http_statuses_are_invalid_with_cause_and_fix() {
+fn http_statuses_are_invalid_with_cause_and_fix() {
     fault(
         "status-401",
         quick_limits(),
@@ -312,12 +312,12 @@ fn issue_15_item_3_http_statuses_are_invalid_with_cause_and_fix() {
 }
 
 #[test]
-fn issue_15_item_3_an_expired_session_is_invalid() {
+fn an_expired_session_is_invalid() {
     fault("expire", quick_limits(), &["session expired", "404"]);
 }
 
 #[test]
-fn issue_15_item_3_a_stalled_stream_times_out() {
+fn a_stalled_stream_times_out() {
     let limits = ExportLimits {
         request_timeout: Duration::from_secs(2),
         ..quick_limits()
@@ -330,12 +330,12 @@ fn issue_15_item_3_a_stalled_stream_times_out() {
 }
 
 #[test]
-fn issue_15_item_3_an_sse_event_that_is_not_json_is_invalid() {
+fn an_sse_event_that_is_not_json_is_invalid() {
     fault("bad-sse", quick_limits(), &["not JSON", "this is not json"]);
 }
 
 #[test]
-fn issue_15_item_3_connection_refused_is_invalid() {
+fn connection_refused_is_invalid() {
     let port = free_port();
     let spec = LaunchSpec {
         program: String::new(),
@@ -362,7 +362,7 @@ fn issue_15_item_3_connection_refused_is_invalid() {
 }
 
 #[test]
-fn issue_15_item_3_a_port_that_never_opens_is_invalid_and_the_command_ended() {
+fn a_port_that_never_opens_is_invalid_and_the_command_ended() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pid");
     let port = free_port();
@@ -416,7 +416,7 @@ fn issue_15_item_3_a_port_that_never_opens_is_invalid_and_the_command_ended() {
 }
 
 #[test]
-fn issue_15_item_2_server_url_with_port_and_headers_from_the_environment() {
+fn server_url_with_port_and_headers_from_the_environment() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("log");
     let text = format!(
@@ -470,7 +470,7 @@ fn issue_15_item_2_server_url_with_port_and_headers_from_the_environment() {
 }
 
 #[test]
-fn issue_15_item_2_a_url_given_as_command_points_to_url() {
+fn a_url_given_as_command_points_to_url() {
     let dir = tempfile::tempdir().unwrap();
     let exclude: Vec<String> = Vec::new();
     let err = LaunchPlan::resolve(
@@ -515,7 +515,7 @@ mod gate {
     }
 
     #[test]
-    fn issue_15_item_5_unchanged_http_server_passes_without_a_model() {
+    fn unchanged_http_server_passes_without_a_model() {
         let setup = http_setup();
         let run = setup.gate(&[]);
         run.assert_code(0);
@@ -527,7 +527,7 @@ mod gate {
     }
 
     #[test]
-    fn issue_15_item_5_worse_http_server_blocks() {
+    fn worse_http_server_blocks() {
         let setup = http_setup();
         setup.set_head(&with_description(&base_tools(), "close_issue", WORSE));
         let mut dropped = tool_rule("close_issue", Some(WORSE), Some(&[1, 2, 3]), 2);
@@ -541,7 +541,7 @@ mod gate {
     }
 
     #[test]
-    fn issue_15_item_2_a_fixed_url_is_refused_for_two_revisions() {
+    fn a_fixed_url_is_refused_for_two_revisions() {
         let setup = Setup::new(&base_tools());
         let run = setup.gate(&["--url", "http://127.0.0.1:9/mcp"]);
         run.assert_code(2);
@@ -592,7 +592,7 @@ mod real {
     }
 
     #[test]
-    fn issue_15_item_5_server_everything_over_streamable_http_sse_and_stdio_agree() {
+    fn server_everything_over_streamable_http_sse_and_stdio_agree() {
         let Some(program) = installed("npm/node_modules/.bin/mcp-server-everything") else {
             return;
         };
@@ -633,7 +633,7 @@ mod real {
     }
 
     #[test]
-    fn issue_15_item_5_fastmcp_over_http_and_stdio_agree() {
+    fn fastmcp_over_http_and_stdio_agree() {
         let Some(python) = installed("venv/bin/python") else {
             return;
         };

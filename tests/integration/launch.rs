@@ -630,7 +630,7 @@ fn one_config_from_the_head_starts_each_revision_with_its_own_code() {
 }
 
 #[test]
-fn issue_13_item_4_which_launch_plans_cannot_see_the_tree() {
+fn which_launch_plans_cannot_see_the_tree() {
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("flat_pkg")).unwrap();
     std::fs::write(root.path().join("server.py"), "").unwrap();
@@ -654,7 +654,7 @@ fn issue_13_item_4_which_launch_plans_cannot_see_the_tree() {
 }
 
 #[test]
-fn issue_17_item_4_network_variables_and_package_caches_reach_setup_and_server() {
+fn network_variables_and_package_caches_reach_setup_and_server() {
     let root = tree();
     let mut pairs: Vec<(String, String)> = vec![
         (

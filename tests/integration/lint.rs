@@ -639,7 +639,7 @@ fn static_coherence_separates_the_careful_and_careless_sets() {
 /// disclosure of error behaviour, as already held for limits, paging and authorisation; a
 /// sentence that says how the tool fails still counts.
 #[test]
-fn issue_14_item_4_an_error_word_naming_the_resource_is_not_error_behaviour() {
+fn an_error_word_naming_the_resource_is_not_error_behaviour() {
     let behaviour = |description: &str| {
         let tool = json!({
             "name": "get_error_analytics",

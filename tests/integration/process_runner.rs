@@ -1,5 +1,5 @@
 //! The one process runner (`tdqs_gate::platform::process`) that the server launcher, the setup
-//! commands and the Claude Code judge share (issue 11 item 1): own process group, TERM → grace →
+//! commands and the Claude Code judge share: own process group, TERM → grace →
 //! KILL, pipes drained while waiting, the stderr tail kept, time limits.
 
 use std::time::{Duration, Instant};
@@ -53,7 +53,7 @@ fn assert_group_gone(pgid: i32) {
 }
 
 #[test]
-fn issue_11_item_1_a_command_past_its_limit_is_stopped_term_then_kill_with_its_group() {
+fn a_command_past_its_limit_is_stopped_term_then_kill_with_its_group() {
     // The shell and its background child ignore SIGTERM, so only SIGKILL ends them.
     let started = Instant::now();
     let out = run(
@@ -78,7 +78,7 @@ fn issue_11_item_1_a_command_past_its_limit_is_stopped_term_then_kill_with_its_g
 }
 
 #[test]
-fn issue_11_item_1_what_a_finished_command_left_in_its_group_is_killed() {
+fn what_a_finished_command_left_in_its_group_is_killed() {
     let out = run(
         "echo $$; sleep 30 & exit 3",
         request(Duration::from_secs(10), StdoutTo::Head(64)),
@@ -95,7 +95,7 @@ fn issue_11_item_1_what_a_finished_command_left_in_its_group_is_killed() {
 }
 
 #[test]
-fn issue_11_item_1_stdout_head_and_stderr_tail_are_bounded_and_pipes_never_block() {
+fn stdout_head_and_stderr_tail_are_bounded_and_pipes_never_block() {
     // 1 MiB on stdout (far past a pipe's buffer) and 100 lines on stderr: the command must
     // finish, keeping the first bytes of stdout and the last of stderr.
     let out = run(
@@ -117,7 +117,7 @@ fn issue_11_item_1_stdout_head_and_stderr_tail_are_bounded_and_pipes_never_block
 }
 
 #[test]
-fn issue_11_item_1_input_is_fed_and_stdout_can_share_the_tail() {
+fn input_is_fed_and_stdout_can_share_the_tail() {
     let out = run(
         "cat; echo done >&2",
         RunRequest {

@@ -533,7 +533,7 @@ fn start_holder(f: &Fixture, wrapper: &[&str], rev: &str) -> (std::process::Chil
 }
 
 #[test]
-fn issue_12_item_2_foreign_worktree_is_kept() {
+fn foreign_worktree_is_kept() {
     // What the old "reproduce with" advice made: a worktree named like a killed run's, made
     // by hand, with work in it; and a branch of such a name.
     let f = fixture();
@@ -574,7 +574,7 @@ fn issue_12_item_2_foreign_worktree_is_kept() {
 }
 
 #[test]
-fn issue_12_item_2_abandoned_worktree_with_changes_is_kept_and_reported() {
+fn abandoned_worktree_with_changes_is_kept_and_reported() {
     let f = fixture();
     let (mut holder, root) = start_holder(&f, &[], "HEAD~1");
     holder.kill().expect("SIGKILL the holder");
@@ -605,7 +605,7 @@ fn issue_12_item_2_abandoned_worktree_with_changes_is_kept_and_reported() {
 
 #[test]
 #[cfg(target_os = "linux")]
-fn issue_12_item_3_a_live_gate_in_another_pid_namespace_keeps_its_worktree() {
+fn a_live_gate_in_another_pid_namespace_keeps_its_worktree() {
     // `unshare` needs privileges: as root (CI containers, this suite's machine) it runs the holder
     // in a new PID namespace with a pid far above any pid of ours, so the pid test would call it
     // dead. Without root the same holder runs here, and the lock must still say it lives.

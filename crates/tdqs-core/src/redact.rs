@@ -198,7 +198,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn security_r2_redact_masks_the_end_of_a_cut_secret() {
+    fn redact_masks_the_end_of_a_cut_secret() {
         let mut r = Redactor::new();
         r.add("svc-r2-partial-0123456789abcdef");
         r.add("-----BEGIN KEY-----\nAAAABBBBCCCC\nDDDDEEEEFFFF\n-----END KEY-----");
@@ -280,7 +280,7 @@ mod tests {
     ];
 
     #[test]
-    fn issue_11_item_5_one_credential_rule_table() {
+    fn one_credential_rule_table() {
         for (name, expected) in TABLE {
             for (context, masked) in [GateEnv, ServerEnv, CommandOption, Header]
                 .into_iter()
@@ -384,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_11_item_5_every_caller_masks_at_least_what_it_masked_before() {
+    fn every_caller_masks_at_least_what_it_masked_before() {
         // Every name of the table, in several spellings, plus names built from every part.
         let mut names: Vec<String> = TABLE.iter().map(|(n, _)| n.to_string()).collect();
         let pieces = [

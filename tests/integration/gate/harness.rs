@@ -302,7 +302,7 @@ impl Setup {
 
     /// Runs `tdqs-gate-dup <args> --report-dir <fresh dir>` and checks that the run left the
     /// repository exactly as it was (worktrees, branches, refs, index, files) and its temporary
-    /// folder empty.
+    /// folder empty. A `check` (or `--check`) writes no report and takes no `--report-dir`.
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_with(args, |_| {})
     }
@@ -310,7 +310,13 @@ impl Setup {
     pub fn run_with(&self, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Run {
         let report_dir = self.fresh_dir("report");
         let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        all.extend(["--report-dir".to_string(), report_dir.display().to_string()]);
+        let checking = args.first() == Some(&"check")
+            || args
+                .iter()
+                .any(|a| *a == "--check" || a.starts_with("--check="));
+        if !checking {
+            all.extend(["--report-dir".to_string(), report_dir.display().to_string()]);
+        }
         self.run_raw(&all, report_dir, adjust)
     }
 
@@ -480,39 +486,19 @@ pub fn redact(text: &str, version: &str, work: &Path) -> String {
     out
 }
 
-/// Compares `actual` with the committed file `tests/integration/snapshots/<name>`; with
-/// `UPDATE_SNAPSHOTS=1` writes it instead.
+/// Compares a whole rendered page with its committed snapshot,
+/// `tests/integration/snapshots/<name>.snap` (insta). Redact paths, versions and times first.
+/// A difference fails the test: under CI (`CI=true`, set by `.ci/run`) nothing is written; on a
+/// developer's machine insta writes `<name>.snap.new` beside it, to review with `cargo insta
+/// review` (or to accept by renaming it) after checking the change.
 pub fn assert_snapshot(name: &str, actual: &str) {
-    let path = manifest_dir().join("integration/snapshots").join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "no snapshot {} ({e}); run with UPDATE_SNAPSHOTS=1 to write it",
-            path.display()
-        )
+    insta::with_settings!({
+        snapshot_path => manifest_dir().join("integration/snapshots"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, actual);
     });
-    if expected != actual {
-        let diff: Vec<String> = expected
-            .lines()
-            .zip(actual.lines())
-            .enumerate()
-            .filter(|(_, (e, a))| e != a)
-            .take(10)
-            .map(|(i, (e, a))| format!("line {}:\n- {e}\n+ {a}", i + 1))
-            .collect();
-        panic!(
-            "{} differs from the rendered Markdown ({} vs {} lines); run with UPDATE_SNAPSHOTS=1 \
-             after checking the change:\n{}\n--- actual\n{actual}",
-            path.display(),
-            expected.lines().count(),
-            actual.lines().count(),
-            diff.join("\n")
-        );
-    }
 }
 
 /// A gate run in the background, in a process group of its own, for interruption tests. If the

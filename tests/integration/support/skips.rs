@@ -72,7 +72,7 @@ extern "C" fn print_summary() {
 }
 
 #[test]
-fn issue_17_item_8_the_skip_summary_names_each_reason_and_test_once() {
+fn the_skip_summary_names_each_reason_and_test_once() {
     let text = summary(&[
         ("real_servers::a".into(), "server X is not installed".into()),
         ("real_servers::b".into(), "server X is not installed".into()),

@@ -568,7 +568,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_13_item_2_guard_blocks_a_tool_the_mean_hides() {
+    fn guard_blocks_a_tool_the_mean_hides() {
         // 20 tools; one falls 4.0 → 1.0 (the mean moves 0.15, rounding may hide part of it).
         let mut b: Vec<(String, i64, bool)> =
             (0..20).map(|i| (format!("t{i:02}"), 35, false)).collect();
@@ -586,7 +586,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_13_item_2_guard_needs_the_fall_beyond_the_tools_noise() {
+    fn guard_needs_the_fall_beyond_the_tools_noise() {
         // The fall is 0.5 on the medians, but the tool's own values swing by a point.
         let pairs = [
             pair(&[("a", 35, true)], &[("a", 30, true)]),
@@ -641,7 +641,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_14_item_3_summarised_pairs_decide_exactly_as_the_full_ones() {
+    fn summarised_pairs_decide_exactly_as_the_full_ones() {
         // 30 steady tools (some judged by calls of their own), one that falls, one that is noisy.
         let mut base = vec![("falls", 40, true), ("noisy", 33, true)];
         let names: Vec<String> = (0..30).map(|i| format!("t{i:02}")).collect();

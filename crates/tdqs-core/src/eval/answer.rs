@@ -116,7 +116,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_16_item_2_answer_parses_tool_and_no_tool() {
+    fn answer_parses_tool_and_no_tool() {
         let a = parse_selection_answer(
             "```json\n{\"tool\":\"search_users\",\"arguments\":{\"email\":\"a@b.c\"},\"confidence\":0.9,\"reason\":\"email lookup\"}\n```",
         )
@@ -132,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_2_answer_refusals_name_the_key() {
+    fn answer_refusals_name_the_key() {
         let cases = [
             (
                 r#"{"tool":"a","arguments":{},"confidence":1.5,"reason":""}"#,

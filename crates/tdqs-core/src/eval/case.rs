@@ -287,7 +287,7 @@ mod tests {
     /// forge Markdown in the job summary, or requests of megabytes; and its errors were listed
     /// in full.
     #[test]
-    fn security_r2_eval_case_file_limits() {
+    fn eval_case_file_limits() {
         let many = Suite {
             version: SUITE_VERSION,
             cases: (0..=MAX_CASES)
@@ -328,7 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_1_no_tool_is_a_choice_not_a_tool() {
+    fn no_tool_is_a_choice_not_a_tool() {
         assert_eq!(Choice::parse("NO_TOOL"), Choice::NoTool);
         assert_eq!(Choice::parse("no_tool"), Choice::Tool("no_tool".into()));
         assert_eq!(
@@ -338,7 +338,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_1_suite_check_lists_every_problem() {
+    fn suite_check_lists_every_problem() {
         let mut twice = case("a", "search", CaseKind::Positive);
         twice.request = " ".into();
         let suite = Suite {
@@ -359,7 +359,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_1_unknown_tools_are_named() {
+    fn unknown_tools_are_named() {
         let mut s = case("s", "search_users", CaseKind::Sibling);
         s.sibling = Some("search".into());
         let suite = Suite {

@@ -251,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_5_significant_fall_blocks_and_names_the_captor() {
+    fn significant_fall_blocks_and_names_the_captor() {
         let base = run(&["a", "a", "b", "b", "a", "b", "a", "NO_TOOL"], "m");
         let head = run(&["b", "b", "a", "a", "b", "a", "a", "NO_TOOL"], "m");
         let check = compare(&base, &head).unwrap();
@@ -269,7 +269,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_5_incomparable_runs_are_refused() {
+    fn incomparable_runs_are_refused() {
         let base = run(&["a"; 8], "m");
         let head = run(&["a"; 8], "other");
         assert!(compare(&base, &head).unwrap_err().contains("other"));

@@ -202,7 +202,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_16_item_1_draft_answer_keeps_good_cases_and_names_dropped_ones() {
+    fn draft_answer_keeps_good_cases_and_names_dropped_ones() {
         let text = json!({"cases": [
             {"id": "a", "request": "Find Ann", "expect": "search", "kind": "positive", "sibling": ""},
             {"id": "b", "request": "Find the org", "expect": "orgs", "kind": "sibling", "sibling": "search"},
@@ -227,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_1_low_confidence_makes_a_case_exploratory() {
+    fn low_confidence_makes_a_case_exploratory() {
         let (mut cases, _) = parse_draft_answer(
             r#"{"cases":[{"id":"a","request":"r","expect":"t","kind":"positive","sibling":""}]}"#,
             &["t".into()],

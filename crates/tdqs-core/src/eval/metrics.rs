@@ -234,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_3_metrics_and_capture_lines() {
+    fn metrics_and_capture_lines() {
         let mut results = vec![
             r("1", CaseKind::Positive, "ticket", "ticket"),
             r("2", CaseKind::Positive, "ticket", "search"),

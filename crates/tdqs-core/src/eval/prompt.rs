@@ -59,7 +59,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn issue_16_item_4_cache_key_changes_with_each_part() {
+    fn cache_key_changes_with_each_part() {
         let tools = vec![json!({"name": "a", "description": "A."})];
         let d = tool_set_digest(&tools);
         let base = cache_key("m", "s", "u", &d);
@@ -73,7 +73,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_2_prompt_shows_definitions_unedited() {
+    fn prompt_shows_definitions_unedited() {
         let tools = vec![
             json!({"name": "z", "inputSchema": {"type": "object"}, "description": "Zed  tool."}),
         ];

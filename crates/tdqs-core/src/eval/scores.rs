@@ -127,7 +127,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_16_item_3_composite_weights_and_parts() {
+    fn composite_weights_and_parts() {
         let weights: u32 = COMPOSITE_WEIGHTS.iter().map(|w| w.1).sum();
         assert_eq!(weights, 100);
         let c = composite([
@@ -152,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_3_health_is_the_mean_of_its_halves() {
+    fn health_is_the_mean_of_its_halves() {
         let h = health(0, 0, 37, 40);
         assert_eq!(h.lint_score, 100);
         assert_eq!(h.selection_score, Some(93));

@@ -80,7 +80,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_5_mcnemar_exact_values() {
+    fn mcnemar_exact_values() {
         // 5 worse, 0 better: 2 · (1/32) = 0.0625, not significant.
         let m = mcnemar_exact(5, 0);
         assert!((m.p_value - 0.0625).abs() < 1e-12);

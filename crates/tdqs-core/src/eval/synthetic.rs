@@ -156,7 +156,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_2_synthetic_picks_by_overlap() {
+    fn synthetic_picks_by_overlap() {
         let s = SyntheticSelector::new(&tools());
         let a = s.select("Find the person whose email address is ann@example.com");
         assert_eq!(a.tool, Choice::Tool("search_users".into()));
@@ -165,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_2_synthetic_abstains_without_shared_words() {
+    fn synthetic_abstains_without_shared_words() {
         let s = SyntheticSelector::new(&tools());
         let a = s.select("Send an SMS reminder tomorrow morning");
         assert_eq!(a.tool, Choice::NoTool);
@@ -173,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_2_synthetic_unresolved_tie_is_a_miss() {
+    fn synthetic_unresolved_tie_is_a_miss() {
         let twins = vec![
             json!({"name": "fetch", "description": "Gets data from the directory."}),
             json!({"name": "query", "description": "Gets data from the directory."}),
@@ -189,7 +189,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_item_2_synthetic_is_deterministic() {
+    fn synthetic_is_deterministic() {
         let s = SyntheticSelector::new(&tools());
         let r = "Find organizations by domain";
         assert_eq!(s.select(r), s.select(r));

@@ -209,7 +209,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_14_item_4_siblings_share_one_list_and_skip_their_own_name() {
+    fn siblings_share_one_list_and_skip_their_own_name() {
         let side = Arc::new(SideNames::new(vec![
             "get_user".into(),
             "list_users".into(),

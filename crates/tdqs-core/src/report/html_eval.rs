@@ -221,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_html_selection_check_names_falls_captors_and_test_escaped() {
+    fn selection_check_names_falls_captors_and_test_escaped() {
         let mut out = String::new();
         render_selection_check(&mut out, &check(Mode::LiveModel, 8, true));
         assert!(out.contains("data-mode=\"live_model\" data-blocks=\"true\""));
@@ -244,7 +244,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_16_html_synthetic_check_is_labelled_an_estimate_of_ambiguity() {
+    fn synthetic_check_is_labelled_an_estimate_of_ambiguity() {
         let mut out = String::new();
         render_selection_check(&mut out, &check(Mode::Synthetic, 1, false));
         assert!(out.contains("data-mode=\"synthetic\" data-blocks=\"false\""));

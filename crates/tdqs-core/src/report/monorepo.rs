@@ -227,7 +227,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn issue_17_monorepo_the_worst_verdict_decides() {
+    fn the_worst_verdict_decides() {
         use Verdict::*;
         assert_eq!(overall([Pass, Pass]), Pass);
         assert_eq!(overall([Pass, Block]), Block);

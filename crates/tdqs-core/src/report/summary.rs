@@ -362,7 +362,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_14_item_3_only_tools_that_stand_the_same_are_left_out_and_the_rollups_hold() {
+    fn only_tools_that_stand_the_same_are_left_out_and_the_rollups_hold() {
         // `same` and `low` are unchanged and scored alike; `moved` is unchanged but scored
         // differently on the head (a model's other answer); `edited` changed.
         let base = export(&[("same", "A"), ("low", "L"), ("moved", "M"), ("edited", "E")]);

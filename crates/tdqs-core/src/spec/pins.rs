@@ -869,7 +869,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_13_item_1_the_pins_can_carry_the_decision_rule() {
+    fn the_pins_can_carry_the_decision_rule() {
         use crate::decide::DecisionRule;
         assert_eq!(
             DecisionRule::from_pins(&Pins::embedded().unwrap()),

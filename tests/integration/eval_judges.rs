@@ -1,4 +1,4 @@
-//! Issue 16: `live_model` selection through the two judges the first tests did not reach — the
+//! `live_model` selection through the two judges the OpenAI-compatible tests do not reach — the
 //! Claude Code CLI (the fake `claude`, answering selection questions by a scripted rule) and the
 //! Anthropic Messages API (a loopback stand-in). Each judge has a correct run, with the same
 //! figures as the OpenAI-compatible run of the same scripted rule, and a misconfigured one that
@@ -138,7 +138,7 @@ fn select_rules() -> Value {
 }
 
 #[test]
-fn issue_16_live_model_selects_through_the_claude_code_judge() {
+fn live_model_selects_through_the_claude_code_judge() {
     let dir = tempfile::tempdir().unwrap();
     let (cli, program) = fake_claude(json!({"select": select_rules()}));
     let program_s = program.to_str().unwrap();
@@ -203,7 +203,7 @@ fn issue_16_live_model_selects_through_the_claude_code_judge() {
 }
 
 #[test]
-fn issue_16_misconfigured_claude_code_selection_fails_loudly() {
+fn misconfigured_claude_code_selection_fails_loudly() {
     // A rejected token (the fake echoes it, like a careless gateway): exit 2, token masked.
     let dir = tempfile::tempdir().unwrap();
     let (_cli, program) = fake_claude(json!({"calls": ["error:401"], "select": select_rules()}));
@@ -311,7 +311,7 @@ fn messages_stand_in(reject: bool) -> MessagesStandIn {
 }
 
 #[test]
-fn issue_16_live_model_selects_through_the_anthropic_messages_api() {
+fn live_model_selects_through_the_anthropic_messages_api() {
     let dir = tempfile::tempdir().unwrap();
     let standin = messages_stand_in(false);
     let url = standin.server.url("");
@@ -353,7 +353,7 @@ fn issue_16_live_model_selects_through_the_anthropic_messages_api() {
 }
 
 #[test]
-fn issue_16_misconfigured_anthropic_selection_fails_loudly() {
+fn misconfigured_anthropic_selection_fails_loudly() {
     // A rejected key, echoed back by the endpoint: exit 2 at the preflight, the key masked.
     let dir = tempfile::tempdir().unwrap();
     let standin = messages_stand_in(true);
@@ -410,7 +410,7 @@ fn set(names: &[&str]) -> std::collections::BTreeSet<String> {
 }
 
 #[test]
-fn issue_16_eval_json_keys_are_schema_version_1() {
+fn eval_json_keys_are_schema_version_1() {
     let docs =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/eval.md"))
             .unwrap();

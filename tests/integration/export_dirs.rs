@@ -1,4 +1,4 @@
-//! Issue 17, monorepos in the GitHub Action: several servers gated from folders of export files
+//! Several servers gated from folders of export files
 //! (`--base-exports DIR --head-exports DIR`, one `NAME.json` per server), as the Action's scoring
 //! step does, and `export --list-servers`, which its export step uses to know the servers.
 
@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::gate::harness::*;
-use crate::issue_17_monorepo::{
-    api_falls, assert_unscored_pass, monorepo, names, server, TWO_SERVERS,
-};
+use crate::monorepo::{api_falls, assert_unscored_pass, monorepo, names, server, TWO_SERVERS};
 
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
@@ -59,7 +57,7 @@ fn gate_folders(setup: &Setup, base: &Path, head: &Path, extra: &[&str]) -> Run 
 }
 
 #[test]
-fn issue_17_action_monorepo_export_list_servers_names_the_tables() {
+fn list_servers_names_the_tables() {
     let setup = monorepo(TWO_SERVERS);
     let run = setup.run_raw(
         &strings(&["export", "--list-servers"]),
@@ -98,7 +96,7 @@ fn issue_17_action_monorepo_export_list_servers_names_the_tables() {
 }
 
 #[test]
-fn issue_17_action_monorepo_folders_one_server_falls_blocks_and_check_agrees() {
+fn folders_one_server_falls_blocks_and_check_agrees() {
     let setup = monorepo(TWO_SERVERS);
     api_falls(&setup);
     let (base, head) = export_folders(&setup, &["api", "web"]);
@@ -157,7 +155,7 @@ fn issue_17_action_monorepo_folders_one_server_falls_blocks_and_check_agrees() {
 }
 
 #[test]
-fn issue_17_action_monorepo_folders_both_unchanged_pass_without_a_model_call() {
+fn folders_both_unchanged_pass_without_a_model_call() {
     let setup = monorepo(TWO_SERVERS);
     let (base, head) = export_folders(&setup, &["web", "api"]);
     let run = gate_folders(&setup, &base, &head, &[]);
@@ -178,7 +176,7 @@ fn issue_17_action_monorepo_folders_both_unchanged_pass_without_a_model_call() {
 }
 
 #[test]
-fn issue_17_action_monorepo_folders_failed_new_and_removed_servers() {
+fn folders_failed_new_and_removed_servers() {
     let setup = monorepo(TWO_SERVERS);
     let (base, head) = export_folders(&setup, &["api", "web"]);
     // `web` failed to export on the head: that server is INVALID with the note's reason.
@@ -231,7 +229,7 @@ fn issue_17_action_monorepo_folders_failed_new_and_removed_servers() {
 }
 
 #[test]
-fn issue_17_action_monorepo_folders_refuse_bad_contents_and_names() {
+fn folders_refuse_bad_contents_and_names() {
     let setup = monorepo(TWO_SERVERS);
     let (base, head) = export_folders(&setup, &["api", "web"]);
     let refused = |what: &str, prepare: &dyn Fn(&Path), extra: &[&str], expect: &str| {

@@ -1,4 +1,4 @@
-//! Issue 17, monorepos: several servers of one repository gated in one run (`[[server]]` tables
+//! Several servers of one repository gated in one run (`[[server]]` tables
 //! or several `--server`), one verdict per server and one overall, in one report.
 
 use serde_json::{json, Value};
@@ -87,7 +87,7 @@ pub(crate) fn assert_unscored_pass(report: &Value) {
 }
 
 #[test]
-fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_without_a_model_call() {
+fn one_server_falls_blocks_naming_it_and_the_other_passes_without_a_model_call() {
     let setup = monorepo(TWO_SERVERS);
     api_falls(&setup);
     let run = setup.gate(&[]);
@@ -158,14 +158,11 @@ fn issue_17_monorepo_one_server_falls_blocks_naming_it_and_the_other_passes_with
     assert!(api_html < web_html);
     assert!(html.contains("<title>Tool definition score: BLOCK</title>"));
     let version = report["generator"]["version"].as_str().unwrap();
-    assert_snapshot(
-        "monorepo-block.md",
-        &redact(&markdown, version, setup.work()),
-    );
+    assert_snapshot("monorepo-block", &redact(&markdown, version, setup.work()));
 }
 
 #[test]
-fn issue_17_monorepo_both_unchanged_pass_without_a_model_call() {
+fn both_unchanged_pass_without_a_model_call() {
     // Each server's setup logs the base tree it runs in (the head has a marker file).
     let work = tempfile::tempdir().unwrap();
     let log = work.path().join("base-trees.log");
@@ -214,7 +211,7 @@ fn issue_17_monorepo_both_unchanged_pass_without_a_model_call() {
 }
 
 #[test]
-fn issue_17_monorepo_github_outputs_give_the_overall_and_each_server_verdict() {
+fn github_outputs_give_the_overall_and_each_server_verdict() {
     let setup = monorepo(TWO_SERVERS);
     api_falls(&setup);
     let outputs = setup.work().join("github-output");
@@ -269,7 +266,7 @@ fn processes_with(marker: &str) -> Vec<String> {
 }
 
 #[test]
-fn issue_17_monorepo_a_crashing_server_is_invalid_the_other_still_reported_nothing_left() {
+fn a_crashing_server_is_invalid_the_other_still_reported_nothing_left() {
     // `web` leaves a child behind and dies before answering; `api` changed for the worse.
     let marker = format!("sleep 30{}", std::process::id() % 1000 + 1000);
     let config = format!(
@@ -307,7 +304,7 @@ fn issue_17_monorepo_a_crashing_server_is_invalid_the_other_still_reported_nothi
 }
 
 #[test]
-fn issue_17_monorepo_server_selects_tables_and_unknown_names_are_invalid() {
+fn server_selects_tables_and_unknown_names_are_invalid() {
     let setup = monorepo(TWO_SERVERS);
     api_falls(&setup);
     let run = setup.gate(&["--server", "web"]);
@@ -332,7 +329,7 @@ fn issue_17_monorepo_server_selects_tables_and_unknown_names_are_invalid() {
 }
 
 #[test]
-fn issue_17_monorepo_duplicate_names_and_mixed_tables_are_rejected() {
+fn duplicate_names_and_mixed_tables_are_rejected() {
     for (config, expected) in [
         (
             "[[server]]\nname = \"api\"\ncommand = \"a\"\n[[server]]\nname = \"api\"\ncommand = \"b\"\n",
@@ -352,7 +349,7 @@ fn issue_17_monorepo_duplicate_names_and_mixed_tables_are_rejected() {
 }
 
 #[test]
-fn issue_17_monorepo_check_rechecks_a_two_server_report() {
+fn check_rechecks_a_two_server_report() {
     let setup = monorepo(TWO_SERVERS);
     api_falls(&setup);
     let run = setup.gate(&[]);
@@ -409,7 +406,7 @@ fn issue_17_monorepo_check_rechecks_a_two_server_report() {
 }
 
 #[test]
-fn issue_17_monorepo_several_server_flags_gate_host_manifest_entries() {
+fn several_server_flags_gate_host_manifest_entries() {
     let setup = monorepo("[server]\nisolate-home = true\n");
     setup.repo.write(
         ".mcp.json",
@@ -443,7 +440,7 @@ fn issue_17_monorepo_several_server_flags_gate_host_manifest_entries() {
 }
 
 #[test]
-fn issue_17_monorepo_export_picks_one_table_by_name() {
+fn export_picks_one_table_by_name() {
     let setup = monorepo(TWO_SERVERS);
     let out = setup.work().join("web.json");
     let run = setup.run_raw(
@@ -479,7 +476,7 @@ fn issue_17_monorepo_export_picks_one_table_by_name() {
 }
 
 #[test]
-fn issue_17_monorepo_a_judge_that_cannot_run_fails_only_the_changed_server() {
+fn a_judge_that_cannot_run_fails_only_the_changed_server() {
     let setup = monorepo(TWO_SERVERS);
     api_falls(&setup);
     let missing = setup.work().join("no-such-claude");
@@ -516,7 +513,7 @@ fn static_fixture(name: &str) -> Value {
 }
 
 #[test]
-fn issue_17_monorepo_identical_servers_are_scored_as_if_alone_and_check_agrees() {
+fn identical_servers_are_scored_as_if_alone_and_check_agrees() {
     // Two servers with the same tools, made careless the same way: the second must not reuse
     // the first one's answers (its report would then differ from a run over it alone).
     let setup = monorepo(TWO_SERVERS);
@@ -551,7 +548,7 @@ fn issue_17_monorepo_identical_servers_are_scored_as_if_alone_and_check_agrees()
 }
 
 #[test]
-fn issue_17_monorepo_a_server_the_head_drops_from_the_config_is_invalid_not_ungated() {
+fn a_server_the_head_drops_from_the_config_is_invalid_not_ungated() {
     // The change deletes web's table (and could then make web's tools worse unseen).
     let setup = monorepo(TWO_SERVERS);
     let api_only =
@@ -590,7 +587,7 @@ fn issue_17_monorepo_a_server_the_head_drops_from_the_config_is_invalid_not_unga
 }
 
 #[test]
-fn issue_17_monorepo_a_large_server_is_summarised_and_check_agrees() {
+fn a_large_server_is_summarised_and_check_agrees() {
     // api lists 60 tools (over the 50 a report lists in full); one of them changes.
     let many: Vec<Value> = (0..60)
         .map(|i| {

@@ -1,4 +1,4 @@
-//! Issue 14, item 3: the gate's report grows with the change, not the server. A large server's
+//! The gate's report grows with the change, not the server. A large server's
 //! unchanged tools are summarised (count, exact score sum, digests), every changed tool stays
 //! listed in full, and `--check` still re-derives the decision and refuses an edited summary.
 
@@ -119,7 +119,7 @@ fn check(dir: &Path, report: &Path, base: &Path, head: &Path) -> Output {
 type Edit = fn(&mut Value);
 
 #[test]
-fn issue_14_item_3_report_summarises_unchanged_tools_and_check_verifies_it() {
+fn report_summarises_unchanged_tools_and_check_verifies_it() {
     let dir = tempfile::tempdir().unwrap();
     let n = 120;
     let base = write_export(dir.path(), "base.json", tools(n, None));
@@ -241,7 +241,7 @@ fn issue_14_item_3_report_summarises_unchanged_tools_and_check_verifies_it() {
 }
 
 #[test]
-fn issue_14_item_3_small_servers_and_unchanged_runs() {
+fn small_servers_and_unchanged_runs() {
     let dir = tempfile::tempdir().unwrap();
     // At most 50 tools a side: every tool listed, as before.
     let base = write_export(dir.path(), "b.json", tools(50, None));

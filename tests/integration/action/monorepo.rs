@@ -1,4 +1,4 @@
-//! Issue 17 in the GitHub Action: a repository with several servers (`[[server]]` tables) gated
+//! The GitHub Action on a repository with several servers (`[[server]]` tables) gated
 //! in one run of the Action. The export step (no token) writes one export file per server and
 //! side; the scoring step gates the two folders into one report, with one verdict per server and
 //! the overall one.
@@ -23,7 +23,7 @@ fn server_names(report: &Value) -> Vec<String> {
 }
 
 #[test]
-fn issue_17_action_monorepo_one_server_falls_blocks_with_a_verdict_per_server_in_one_report() {
+fn one_server_falls_blocks_with_a_verdict_per_server_in_one_report() {
     let fixtures = Fixtures::new();
     let workspace = fixtures.clone("mono-worse");
     let (api, requests) = comments_api(vec![], 201);
@@ -139,7 +139,7 @@ fn issue_17_action_monorepo_one_server_falls_blocks_with_a_verdict_per_server_in
 }
 
 #[test]
-fn issue_17_action_monorepo_both_unchanged_pass_without_a_model_call() {
+fn both_unchanged_pass_without_a_model_call() {
     let fixtures = Fixtures::new();
     let workspace = fixtures.clone("mono-unchanged");
     let claude = FakeClaude::new(false);
@@ -168,7 +168,7 @@ fn issue_17_action_monorepo_both_unchanged_pass_without_a_model_call() {
 }
 
 #[test]
-fn issue_17_action_monorepo_a_new_server_passes_and_a_broken_one_is_invalid_alone() {
+fn a_new_server_passes_and_a_broken_one_is_invalid_alone() {
     let fixtures = Fixtures::new();
     let workspace = fixtures.clone("mono-unchanged");
     // The pull request adds a server `new` (not in the base's tdqs-gate.toml) and breaks `web`.
@@ -222,7 +222,7 @@ fn issue_17_action_monorepo_a_new_server_passes_and_a_broken_one_is_invalid_alon
 }
 
 #[test]
-fn issue_17_action_monorepo_a_fork_without_a_token_gets_the_fork_hint_for_the_changed_server() {
+fn a_fork_without_a_token_gets_the_fork_hint_for_the_changed_server() {
     let fixtures = Fixtures::new();
     let workspace = fixtures.clone("mono-worse");
     let claude = FakeClaude::new(false);
@@ -252,7 +252,7 @@ fn issue_17_action_monorepo_a_fork_without_a_token_gets_the_fork_hint_for_the_ch
 }
 
 #[test]
-fn issue_17_action_monorepo_a_server_the_pull_request_drops_from_the_config_is_invalid() {
+fn a_server_the_pull_request_drops_from_the_config_is_invalid() {
     let fixtures = Fixtures::new();
     let workspace = fixtures.clone("mono-unchanged");
     // The pull request deletes web's table: web would otherwise leave the gate unseen.

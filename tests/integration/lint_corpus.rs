@@ -1,4 +1,4 @@
-//! Issue 14: lint and the static judge on real servers (the corpus in tests/fixtures/corpus),
+//! Lint and the static judge on real servers (the corpus in tests/fixtures/corpus),
 //! pair rules that stay bounded on large servers, and no model calls claimed by the static judge.
 
 use std::collections::BTreeSet;
@@ -18,7 +18,7 @@ fn corpus(name: &str) -> PathBuf {
         .join(format!("{name}.json"))
 }
 
-fn corpus_tools(name: &str) -> (Option<String>, Vec<Value>) {
+pub(crate) fn corpus_tools(name: &str) -> (Option<String>, Vec<Value>) {
     let path = corpus(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -30,12 +30,12 @@ fn corpus_tools(name: &str) -> (Option<String>, Vec<Value>) {
     (export["serverName"].as_str().map(str::to_string), tools)
 }
 
-fn lint_corpus(name: &str) -> LintReport {
+pub(crate) fn lint_corpus(name: &str) -> LintReport {
     let (server, tools) = corpus_tools(name);
     lint::lint_tools(server.as_deref(), None, &tools, &LintConfig::default())
 }
 
-const REFERENCE_SERVERS: [&str; 7] = [
+pub(crate) const REFERENCE_SERVERS: [&str; 7] = [
     "memory",
     "filesystem",
     "everything",
@@ -46,7 +46,7 @@ const REFERENCE_SERVERS: [&str; 7] = [
 ];
 
 #[test]
-fn issue_14_item_1_reference_servers_lint_without_an_error() {
+fn reference_servers_lint_without_an_error() {
     for name in REFERENCE_SERVERS {
         let report = lint_corpus(name);
         let errors: Vec<String> = report
@@ -61,74 +61,7 @@ fn issue_14_item_1_reference_servers_lint_without_an_error() {
 }
 
 #[test]
-fn issue_14_item_2_read_only_reference_tools_are_not_contradictions() {
-    // Every read-only tool of the corpus, large server included: open_nodes,
-    // trigger-long-running-operation, orbit_query … none contradicts its annotations.
-    for name in REFERENCE_SERVERS.iter().copied().chain(["gitlab"]) {
-        let report = lint_corpus(name);
-        let a004: Vec<&str> = report
-            .findings
-            .iter()
-            .filter(|f| f.code == tdqs_gate::lint::rules::Code::A004)
-            .map(|f| f.message.as_str())
-            .collect();
-        assert!(a004.is_empty(), "{name}: {a004:?}");
-    }
-    // The rule itself still fires on a real contradiction.
-    let tools = vec![
-        json!({"name": "create_issue", "description": "Create an issue in a project.",
-        "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}),
-    ];
-    let report = lint::lint_tools(None, None, &tools, &LintConfig::default());
-    assert!(report
-        .findings
-        .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::A004));
-}
-
-#[test]
-fn issue_14_item_2_silently_disclosed_is_no_concealment() {
-    let report = lint_corpus("filesystem");
-    assert!(!report
-        .findings
-        .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::M002));
-    let report = lint_corpus("gitlab");
-    assert!(!report
-        .findings
-        .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::M002));
-}
-
-#[test]
-fn issue_14_item_2_generated_titles_are_not_parameter_descriptions() {
-    // mcp-server-git's parameters carry only Pydantic titles ("Repo Path" for repo_path).
-    let (_, tools) = corpus_tools("git");
-    let status = tools
-        .iter()
-        .find(|t| t["name"] == "git_status")
-        .expect("git_status in the corpus");
-    assert_eq!(
-        status["inputSchema"]["properties"]["repo_path"]["title"],
-        "Repo Path"
-    );
-    let answer = tool_answer(status, &[]);
-    let why = answer["dimensions"]["parameterSemantics"]["justification"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert!(!why.contains("100%"), "{why}");
-    let report = lint_corpus("git");
-    assert!(report
-        .findings
-        .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::P001
-            && f.tool.as_deref() == Some("git_status")
-            && f.parameter.as_deref() == Some("repo_path")));
-}
-
-#[test]
-fn issue_14_item_2_static_score_claims_no_model_calls() {
+fn static_score_claims_no_model_calls() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = Command::new(GATE)
         .args(["score", "--judge", "static", "--export"])
@@ -147,7 +80,7 @@ fn text_bytes(report: &LintReport) -> usize {
 }
 
 #[test]
-fn issue_14_item_3_large_server_output_stays_under_100_kb_and_names_every_pair() {
+fn large_server_output_stays_under_100_kb_and_names_every_pair() {
     let report = lint_corpus("gitlab");
     assert_eq!(report.tool_count, 262);
     let bytes = text_bytes(&report);
@@ -187,7 +120,7 @@ fn template_server(n: usize) -> Vec<Value> {
 }
 
 #[test]
-fn issue_14_item_3_a_template_shared_by_many_tools_is_one_finding() {
+fn a_template_shared_by_many_tools_is_one_finding() {
     let tools = template_server(1000);
     let report = lint::lint_tools(None, None, &tools, &LintConfig::default());
     let d005: Vec<&lint::Finding> = report
@@ -209,7 +142,7 @@ fn issue_14_item_3_a_template_shared_by_many_tools_is_one_finding() {
 }
 
 #[test]
-fn issue_14_item_3_pairs_past_the_cap_are_summarised_not_lost() {
+fn pairs_past_the_cap_are_summarised_not_lost() {
     // A hub tool and eight tools about the same resource, each overlapping all the others.
     let mut tools = vec![json!({"name": "find_invoice",
         "description": "Find invoice totals, invoice lines, customer names, payment dates across ledgers.",
@@ -287,7 +220,7 @@ fn weighted_tdqs(answer: &Value) -> f64 {
 }
 
 #[test]
-fn issue_14_item_5_text_addressed_to_the_judge_lowers_never_raises_the_static_score() {
+fn text_addressed_to_the_judge_lowers_never_raises_the_static_score() {
     let (_, tools) = corpus_tools("time");
     let plain = tools[0].clone();
     let base = weighted_tdqs(&tool_answer(&plain, &[]));
@@ -328,7 +261,7 @@ fn issue_14_item_5_text_addressed_to_the_judge_lowers_never_raises_the_static_sc
 }
 
 #[test]
-fn issue_14_item_4_tool_prompts_are_rendered_when_asked_with_one_shared_name_list() {
+fn tool_prompts_are_rendered_when_asked_with_one_shared_name_list() {
     let export: tdqs_core::export::Export =
         serde_json::from_str(&std::fs::read_to_string(corpus("gitlab")).expect("read"))
             .expect("an export");

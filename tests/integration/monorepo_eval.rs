@@ -1,4 +1,4 @@
-//! Issue 16 with issue 17's monorepos: the selection check covers one server. Over several
+//! The selection check in a repository with several servers: it covers one server. Over several
 //! `[[server]]` tables it is refused (exit 2, naming the fix) before any server is scored; with
 //! one table selected by `--server NAME` it runs and is reported in that server's section.
 
@@ -102,7 +102,7 @@ fn assert_refused(setup: &Setup, run: &Run) {
 }
 
 #[test]
-fn issue_16_monorepo_eval_over_several_servers_is_refused_with_the_fix() {
+fn eval_over_several_servers_is_refused_with_the_fix() {
     // The flag over two [[server]] tables.
     let setup = monorepo(TWO_SERVERS);
     let run = setup.gate(&["--eval", "synthetic"]);
@@ -117,7 +117,7 @@ fn issue_16_monorepo_eval_over_several_servers_is_refused_with_the_fix() {
 }
 
 #[test]
-fn issue_16_monorepo_eval_runs_for_one_selected_server() {
+fn eval_runs_for_one_selected_server() {
     let setup = monorepo(TWO_SERVERS);
     let run = setup.gate(&["--eval", "synthetic", "--server", "api"]);
     // The TDQS fall of api's close_issue blocks; the check ran beside it.
