@@ -171,6 +171,10 @@ pub struct GateArgs {
     /// `tdqs-gate check REPORT`).
     #[arg(long, value_name = "REPORT")]
     pub check: Option<PathBuf>,
+    /// With --check: the SHA-256 the report file must have (the `report-sha256` output of the
+    /// run that wrote it), so a report edited since is refused.
+    #[arg(long, value_name = "SHA256", requires = "check")]
+    pub expect_digest: Option<String>,
     /// Also write a shields.io endpoint badge (the head's mean TDQS and tier) to FILE, for
     /// PASS and BLOCK runs (see docs/github-action.md, "A badge").
     #[arg(long, value_name = "FILE", conflicts_with_all = ["check", "calibrate"])]
@@ -246,6 +250,11 @@ pub struct SidesArgs {
     /// has its unchanged tools (same definition and scores on both sides) summarised.
     #[arg(long)]
     pub full_report: bool,
+    /// The revision whose tdqs-gate.toml holds the gate's settings when the base is an export
+    /// file (e.g. the pull request's base commit); without it, export-file runs use the
+    /// defaults and the flags. With --base, the base revision's always apply.
+    #[arg(long, value_name = "REV")]
+    pub settings_rev: Option<String>,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]
@@ -260,6 +269,10 @@ pub struct CheckArgs {
     /// The saved report (tool-definition-score.json) to re-check.
     #[arg(value_name = "REPORT")]
     pub report: PathBuf,
+    /// The SHA-256 the report file must have (the `report-sha256` output of the run that wrote
+    /// it), so a report edited since is refused.
+    #[arg(long, value_name = "SHA256")]
+    pub expect_digest: Option<String>,
     #[command(flatten)]
     pub sides: SidesArgs,
 }

@@ -28,6 +28,7 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
             let gate = GateArgs {
                 sides: args.sides,
                 check: Some(args.report),
+                expect_digest: args.expect_digest,
                 ..GateArgs::default()
             };
             gate_command(gate, verbosity).await
@@ -198,6 +199,7 @@ fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
         tool_drop: tool_drop(args)?,
         full_report: args.full_report,
         eval: None,
+        settings_rev: args.settings_rev.clone(),
     })
 }
 
@@ -222,7 +224,13 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
     let progress = Arc::new(StderrProgress::new(verbosity));
     if let Some(report) = &args.check {
         let opts = gate_options_for_check(&args.sides)?;
-        let outcome = gate::check::run(report, &opts, progress.clone()).await;
+        let outcome = gate::check::run(
+            report,
+            &opts,
+            progress.clone(),
+            args.expect_digest.as_deref(),
+        )
+        .await;
         progress.finish();
         return Ok(print_outcome(outcome, verbosity));
     }
@@ -310,6 +318,7 @@ fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
         tool_drop: tool_drop(args)?,
         full_report: args.full_report,
         eval: None,
+        settings_rev: args.settings_rev.clone(),
     };
     if args.base.is_some()
         || args.base_export.is_some()

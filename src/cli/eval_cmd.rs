@@ -190,7 +190,9 @@ pub(super) fn gate_eval(
     opts: &crate::gate::GateOptions,
 ) -> Result<Option<crate::gate::GateEval>, Error> {
     let root = root(opts.repo.as_deref())?;
-    let config = crate::config::Config::load(&root)?;
+    // The base revision's [eval] and case file, never the pull request's.
+    let settings = crate::gate::base_settings::SettingsSource::of(opts);
+    let config = settings.config(opts.repo.as_deref())?;
     let table = eval::config::EvalConfig::from_toml(config.as_ref().and_then(|c| c.eval.as_ref()))?;
     let mode = match (args.eval, table.as_ref().and_then(|t| t.mode.as_deref())) {
         (Some(EvalModeArg::LiveModel), _) => Mode::LiveModel,
@@ -217,10 +219,15 @@ pub(super) fn gate_eval(
         .clone()
         .or_else(|| table.cases.as_ref().map(|p| root.join(p)))
         .unwrap_or_else(|| root.join(suite::SUITE_FILE));
-    let suite = suite::load(
-        &cases_path,
-        args.eval_cases.is_none().then_some(root.as_path()),
-    )?;
+    let suite = match (&args.eval_cases, &settings) {
+        (None, crate::gate::base_settings::SettingsSource::Revision(_)) => {
+            crate::gate::base_settings::committed_suite(&settings, opts.repo.as_deref(), &root, &cases_path)?
+        }
+        _ => suite::load(
+            &cases_path,
+            args.eval_cases.is_none().then_some(root.as_path()),
+        )?,
+    };
     let judge = match mode {
         Mode::LiveModel => {
             eval::live_identity(&opts.judge)?;

@@ -251,6 +251,7 @@ pub(super) fn sides_of(
                 commit: None,
                 decision: Default::default(),
                 blind: None,
+                settings_changed: None,
             };
             Ok((
                 base,

@@ -63,6 +63,9 @@ pub struct GateOptions {
     /// The opt-in selection check (`--eval` / `[eval]`), run on both sides when the
     /// definitions differ.
     pub eval: Option<GateEval>,
+    /// `--settings-rev`: the revision whose tdqs-gate.toml holds the gate's settings, when the
+    /// base is not a revision (export files); the base revision otherwise.
+    pub settings_rev: Option<String>,
 }
 
 /// The selection check the gate runs on both sides (docs/eval.md, "In the gate").

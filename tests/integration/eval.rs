@@ -663,6 +663,7 @@ pub(crate) mod gate_check {
             decision_rule: None,
             tool_drop: None,
             full_report: false,
+            settings_rev: None,
             eval: with_eval.then(|| GateEval {
                 suite,
                 cases_path: cases("careful"),
@@ -753,7 +754,8 @@ pub(crate) mod gate_check {
         // --check re-validates the saved report, the selection part included.
         let mut check_opts = options(dir.path(), &server, false);
         check_opts.report_dir = dir.path().join("recheck");
-        let rechecked = gate::check::run(&written.json, &check_opts, Arc::new(NoProgress)).await;
+        let rechecked =
+            gate::check::run(&written.json, &check_opts, Arc::new(NoProgress), None).await;
         assert_eq!(rechecked.verdict, Verdict::Block, "{:?}", rechecked.error);
     }
 

@@ -1,5 +1,6 @@
 mod action;
 mod architecture;
+mod base_owned_settings;
 mod calibrate;
 mod claude_code;
 mod digest;
