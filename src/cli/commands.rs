@@ -9,7 +9,9 @@ use crate::gate::{self, GateOptions, JudgeMode, JudgeOptions, ServerOptions, Sid
 use tdqs_core::error::Error;
 use tdqs_core::exit::Verdict;
 use tdqs_core::export::Era;
-use tdqs_core::redact::redact;
+// Everything printed is for a terminal: escape sequences stripped, secrets masked, control
+// characters shown as escapes.
+use tdqs_core::redact::for_terminal as redact;
 
 use super::args::*;
 use super::output::{StderrProgress, Verbosity};
@@ -232,6 +234,9 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
         )
         .await;
         progress.finish();
+        if outcome.verdict != Verdict::Invalid {
+            say(verbosity, gate::check::what_check_proves(&outcome));
+        }
         return Ok(print_outcome(outcome, verbosity));
     }
     if args.runs.is_some() && args.calibrate.is_none() {

@@ -361,10 +361,19 @@ impl LaunchPlan {
         let mut texts: Vec<(String, &Template)> = Vec::new();
         texts.extend(self.command.iter().map(|t| ("command".to_string(), t)));
         texts.extend(self.url.iter().map(|t| ("url".to_string(), t)));
-        texts.extend(self.headers.iter().map(|(n, t)| (format!("headers {n}"), t)));
+        texts.extend(
+            self.headers
+                .iter()
+                .map(|(n, t)| (format!("headers {n}"), t)),
+        );
         texts.extend(self.cwd.iter().map(|t| ("cwd".to_string(), t)));
         texts.extend(self.env.iter().map(|(n, t)| (format!("env {n}"), t)));
-        texts.extend(self.setup.iter().flatten().map(|t| ("setup".to_string(), t)));
+        texts.extend(
+            self.setup
+                .iter()
+                .flatten()
+                .map(|t| ("setup".to_string(), t)),
+        );
         texts
             .into_iter()
             .map(|(what, t)| (what, t.raw.clone(), shown(t)))

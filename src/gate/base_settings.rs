@@ -204,10 +204,8 @@ impl SettingsSource {
         max_bytes: usize,
     ) -> Result<Option<Vec<u8>>, Error> {
         match self {
-            SettingsSource::Revision(rev) => {
-                crate::revision::Repo::open_without_pruning(repo)?
-                    .committed_file(rev, relative, max_bytes)
-            }
+            SettingsSource::Revision(rev) => crate::revision::Repo::open_without_pruning(repo)?
+                .committed_file(rev, relative, max_bytes),
             SettingsSource::WorkingTree => {
                 let repo = crate::revision::Repo::open_without_pruning(repo)?;
                 let Some(root) = repo.workdir() else {
@@ -239,8 +237,11 @@ impl SettingsSource {
             _ => name.to_path_buf(),
         };
         let text = String::from_utf8(bytes).map_err(|_| {
-            Error::new(Stage::Config, format!("{} is not UTF-8 text", shown.display()))
-                .with_advice("make the file UTF-8 text")
+            Error::new(
+                Stage::Config,
+                format!("{} is not UTF-8 text", shown.display()),
+            )
+            .with_advice("make the file UTF-8 text")
         })?;
         Config::parse(&text, &shown).map(Some)
     }
@@ -257,24 +258,27 @@ pub(crate) fn committed_suite(
 ) -> Result<tdqs_core::eval::case::Suite, Error> {
     let relative = path.strip_prefix(root).unwrap_or(path);
     let shown = format!("{}:{}", label_rev(settings), relative.display());
-    let bytes = settings
-        .file(repo, relative, 4 << 20)?
-        .ok_or_else(|| {
-            Error::new(
-                Stage::Eval,
-                format!("there is no case file {shown} (a regular file committed at the base revision)"),
-            )
-            .with_advice(
-                "commit the case file on the base branch first (the selection check uses the \
+    let bytes = settings.file(repo, relative, 4 << 20)?.ok_or_else(|| {
+        Error::new(
+            Stage::Eval,
+            format!(
+                "there is no case file {shown} (a regular file committed at the base revision)"
+            ),
+        )
+        .with_advice(
+            "commit the case file on the base branch first (the selection check uses the \
                  base revision's cases), or give one with --eval-cases",
-            )
-        })?;
+        )
+    })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::new(Stage::Eval, format!("the case file {shown} is not UTF-8")))?;
     crate::eval::suite::parse(&text).map_err(|problems| {
         Error::new(
             Stage::Eval,
-            format!("the case file {shown} is not valid: {}", problems.join("; ")),
+            format!(
+                "the case file {shown} is not valid: {}",
+                problems.join("; ")
+            ),
         )
         .with_advice("see docs/eval.md (\"The case file\")")
     })
@@ -555,7 +559,10 @@ mod tests {
         );
         let merged = merged(Some(&base), Some(&head)).expect("config");
         let server = merged.server.expect("server");
-        assert_eq!(server.command.as_ref().expect("command")[1], "{root}/other.py");
+        assert_eq!(
+            server.command.as_ref().expect("command")[1],
+            "{root}/other.py"
+        );
         assert_eq!(server.env["A"], "head");
         assert!(server.isolate_home);
         assert!(server.pass_env.is_empty());

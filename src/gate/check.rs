@@ -625,6 +625,27 @@ async fn check_summarised(
     rescore_static_on(report, pins, base, head, Some(&base_names)).await
 }
 
+/// What a successful check proved, said plainly: the rule judge's answers are asked again, a
+/// model's cannot be.
+pub fn what_check_proves(outcome: &Outcome) -> &'static str {
+    let model_judged = |r: &Report| r.scoring.as_ref().is_some_and(|s| s.judge.model_judged);
+    let any_model = outcome.report.as_ref().is_some_and(model_judged)
+        || outcome
+            .monorepo
+            .as_ref()
+            .is_some_and(|m| m.servers.iter().any(|s| model_judged(&s.report)));
+    if any_model {
+        "check: the report is consistent (every score, rollup and the decision recompute from \
+         the recorded answers, under the rule the base and the pins require) and the definitions \
+         are the current ones. It cannot prove that a model gave those answers: anyone who can \
+         edit the file can write other scores that add up. Compare the file with the digest the \
+         run published (check --expect-digest, the `report-sha256` output)."
+    } else {
+        "check: the report is consistent, its rule is the one the base and the pins require, the \
+         definitions are the current ones; answers of the rule judge were asked again."
+    }
+}
+
 /// Runs `--check`. With `expect_digest`, the report file must have that SHA-256 (the digest the
 /// run that wrote it published), so an edited report is refused whatever it says.
 pub async fn run(
@@ -709,7 +730,10 @@ pub fn read_any_report(path: &Path) -> Result<AnyReport, Error> {
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::new(
             Stage::Check,
-            format!("{} is not a tdqs-gate report: it is not UTF-8 text", path.display()),
+            format!(
+                "{} is not a tdqs-gate report: it is not UTF-8 text",
+                path.display()
+            ),
         )
         .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
     })?;
@@ -741,7 +765,10 @@ fn read_report_bytes(path: &Path) -> Result<Vec<u8>, Error> {
 /// The report file's SHA-256 must be `expected` (hex, `sha256:` prefix allowed).
 fn same_digest(path: &Path, expected: &str) -> Result<(), Error> {
     use sha2::{Digest, Sha256};
-    let wanted = expected.trim().trim_start_matches("sha256:").to_ascii_lowercase();
+    let wanted = expected
+        .trim()
+        .trim_start_matches("sha256:")
+        .to_ascii_lowercase();
     if wanted.len() != 64 || !wanted.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::usage(format!(
             "--expect-digest {expected:?} is not a SHA-256 (64 hexadecimal digits)"
@@ -879,8 +906,14 @@ async fn check_monorepo(
     let settings = super::base_settings::SettingsSource::of(&current);
     let config = settings.config(current.repo.as_deref())?;
     for server in &report.servers {
-        required_rule(&server.report, &pins, &current, config.as_ref(), &settings.label())
-            .map_err(|e| e.context(format!("server `{}`", server.name)))?;
+        required_rule(
+            &server.report,
+            &pins,
+            &current,
+            config.as_ref(),
+            &settings.label(),
+        )
+        .map_err(|e| e.context(format!("server `{}`", server.name)))?;
     }
     every_configured_server(report, config.as_ref(), &opts.server, &settings.label())?;
     if let (SideSource::ExportDir(_), SideSource::ExportDir(_)) = (&current.base, &current.head) {

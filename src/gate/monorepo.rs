@@ -216,9 +216,9 @@ pub(crate) fn removed_server_error(name: &str) -> Error {
     Error::new(
         Stage::Config,
         format!(
-            "server `{name}` is in the base revision's tdqs-gate.toml but the head's has no \
-             [[server]] table `{name}`: a server the change removes is not left out of the gate \
-             silently (the set of servers is the base revision's setting)"
+            "server `{name}` is in the base revision's tdqs-gate.toml but not in the head's: a \
+             server the change removes is not left out of the gate silently (the set of servers \
+             is the base revision's setting)"
         ),
     )
     .with_advice(

@@ -213,12 +213,16 @@ pub(super) fn plan_sides(
                 .and_then(|c| c.server.as_ref())
                 .is_some_and(|s| s.command.is_some() || s.url.is_some());
             if let Some(name) = base.as_ref().and_then(|(p, _, _)| p.manifest_entry()) {
-                if head_server.command.is_none() && head_server.url.is_none() && !head_has_command
-                {
+                if head_server.command.is_none() && head_server.url.is_none() && !head_has_command {
                     head_server.server = Some(name.to_string());
                 }
             }
-            Some(plan_with(head_config.as_ref(), root, &head_server, secrets)?)
+            Some(plan_with(
+                head_config.as_ref(),
+                root,
+                &head_server,
+                secrets,
+            )?)
         }
         None => None,
     };
@@ -480,8 +484,12 @@ pub(super) async fn obtain_from(
                 tree_roots,
                 _config_side,
             } = trees;
-            let (settings, head_config, server) =
-                one_server_configs(base_config.as_ref(), base_side.is_some(), config.as_ref(), &opts.server)?;
+            let (settings, head_config, server) = one_server_configs(
+                base_config.as_ref(),
+                base_side.is_some(),
+                config.as_ref(),
+                &opts.server,
+            )?;
             let plans = plan_sides(
                 settings.as_ref(),
                 head_config.as_ref(),

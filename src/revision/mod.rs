@@ -303,7 +303,12 @@ impl Repo {
     /// The regular file at `path` of commit `rev`'s tree, read from the object database (no
     /// checkout, no link followed); `None` when there is no regular file there. A file over
     /// `max_bytes` is an error.
-    pub fn committed_file(&self, rev: &str, path: &Path, max_bytes: usize) -> Result<Option<Vec<u8>>> {
+    pub fn committed_file(
+        &self,
+        rev: &str,
+        path: &Path,
+        max_bytes: usize,
+    ) -> Result<Option<Vec<u8>>> {
         let oid = resolve::resolve_commit(&self.repo, rev, self.is_shallow())?;
         let read_error = |e: git2::Error| {
             Error::new(

@@ -8,9 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::gate::harness::{
-    base_tools, script, tool_rule, with_description, Run, Setup,
-};
+use crate::gate::harness::{base_tools, script, tool_rule, with_description, Run, Setup};
 
 const WORSE: &str = "Closes an issue.";
 const BASE_CONFIG: &str = "[server]\ncommand = \"python3 {root}/server.py\"\n";
@@ -80,10 +78,14 @@ fn a_head_tool_drop_of_4_does_not_let_a_falling_tool_pass() {
 #[test]
 fn a_head_setup_in_place_does_not_run_its_setup_in_the_users_checkout() {
     let setup = Setup::new(&base_tools());
-    setup.repo.write("notes.txt", "untracked work in progress\n");
+    setup
+        .repo
+        .write("notes.txt", "untracked work in progress\n");
     setup.repo.write(
         "tdqs-gate.toml",
-        &format!("{BASE_CONFIG}setup-in-place = true\nsetup = [[\"sh\", \"-c\", \"rm -f notes.txt\"]]\n"),
+        &format!(
+            "{BASE_CONFIG}setup-in-place = true\nsetup = [[\"sh\", \"-c\", \"rm -f notes.txt\"]]\n"
+        ),
     );
     // The harness fails the run if any file of the checkout changed.
     let run = setup.gate(&[]);
@@ -150,7 +152,11 @@ fn a_head_cannot_hand_the_runners_credentials_or_the_agent_to_its_server() {
         .lines()
         .find_map(|l| l.strip_prefix("HOME="))
         .expect("HOME");
-    assert_ne!(Path::new(server_home), home, "the real HOME reached the server");
+    assert_ne!(
+        Path::new(server_home),
+        home,
+        "the real HOME reached the server"
+    );
     let first = first_warning(&run.report());
     assert!(
         first.contains("[server] pass-env") && first.contains("[server] isolate-home"),
@@ -165,7 +171,9 @@ fn a_head_cannot_hand_the_runners_credentials_or_the_agent_to_its_server() {
         "env = { SSH_AUTH_SOCK = \"${env:SSH_AUTH_SOCK}\" }",
     ] {
         let _ = std::fs::remove_file(&dump);
-        setup.repo.write("tdqs-gate.toml", &dumping_plan(&dump, extra));
+        setup
+            .repo
+            .write("tdqs-gate.toml", &dumping_plan(&dump, extra));
         let run = gate_with(&setup, |c| with_credentials(c, &home));
         run.assert_code(2);
         assert!(
@@ -183,7 +191,9 @@ fn a_head_cannot_hand_the_runners_credentials_or_the_agent_to_its_server() {
         &format!("{BASE_CONFIG}env = {{ X = \"${{GITHUB_TOKEN}}\" }}\n"),
     );
     setup.repo.git(["add", "tdqs-gate.toml"]);
-    setup.repo.git(["commit", "-q", "-m", "the server needs the token"]);
+    setup
+        .repo
+        .git(["commit", "-q", "-m", "the server needs the token"]);
     setup.repo.write(
         "tdqs-gate.toml",
         &dumping_plan(&dump, "env = { X = \"${GITHUB_TOKEN}\" }"),
@@ -217,7 +227,9 @@ fn a_head_cannot_shrink_the_set_of_servers() {
     run.assert_code(2);
     assert_eq!(invalid_servers(&run), vec!["api", "search"]);
     assert!(
-        run.report().to_string().contains("no [[server]] table `api`"),
+        run.report().to_string().contains(
+            "server `api` is in the base revision's tdqs-gate.toml but not in the head's"
+        ),
         "{}",
         run.describe()
     );
@@ -263,7 +275,11 @@ fn a_head_that_removes_eval_does_not_turn_the_selection_check_off() {
     let report = run.report();
     assert_eq!(report["eval"]["mode"], "synthetic", "{}", run.describe());
     assert_eq!(report["eval"]["cases"].as_array().unwrap().len(), 4);
-    assert!(first_warning(&report).contains("[eval]"), "{}", run.describe());
+    assert!(
+        first_warning(&report).contains("[eval]"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
@@ -278,12 +294,9 @@ fn a_heads_launch_plan_cannot_make_the_base_list_nothing() {
         "tdqs-gate.toml",
         "[server]\ncommand = \"python3\"\nargs = ['-c', '''\nimport os, runpy, shutil, sys, tempfile\nroot = sys.argv[1]\nd = tempfile.mkdtemp(dir=os.environ[\"HOME\"])\nshutil.copy(root + \"/server.py\", d)\nwith open(d + \"/tools.json\", \"w\") as f:\n    f.write(open(root + \"/tools.json\").read() if os.path.exists(root + \"/v2.txt\") else \"[]\")\nsys.argv = [d + \"/server.py\"]\nrunpy.run_path(d + \"/server.py\", run_name=\"__main__\")\n''', '{root}']\n",
     );
-    setup.fake.control(script(vec![tool_rule(
-        "close_issue",
-        Some(WORSE),
-        None,
-        1,
-    )]));
+    setup
+        .fake
+        .control(script(vec![tool_rule("close_issue", Some(WORSE), None, 1)]));
     let run = setup.gate(&[]);
     run.assert_code(1);
     assert!(!run.report()["reason"]
