@@ -303,6 +303,12 @@ pub struct ExportArgs {
     /// nothing for a single server.
     #[arg(long, conflicts_with = "output")]
     pub list_servers: bool,
+    /// Run the exported revision's launch plan under the settings of this revision's
+    /// tdqs-gate.toml (isolate-home, pass-env, which ${…} it may read, setup-in-place, limits,
+    /// probe, the set of servers), as the gate does for a head: pass the base revision when
+    /// exporting a pull request's head.
+    #[arg(long, value_name = "REV")]
+    pub settings_rev: Option<String>,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]

@@ -91,6 +91,7 @@ pub(super) fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> 
             EraArg::Modern => Era::Modern,
         }),
         capabilities,
+        settings_rev: None,
     })
 }
 
@@ -392,11 +393,13 @@ fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
 }
 
 async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
-    let server = server_options(&args.server)?;
+    let mut server = server_options(&args.server)?;
+    server.settings_rev = args.settings_rev.clone();
     if args.list_servers {
+        // The set of servers is a setting: the settings revision's when given.
         let names = gate::export_dirs::list_servers(
             args.repo.repo.as_deref(),
-            args.rev.as_deref(),
+            args.settings_rev.as_deref().or(args.rev.as_deref()),
             &server,
         )?;
         let mut out = std::io::stdout();

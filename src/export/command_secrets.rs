@@ -137,7 +137,7 @@ pub(crate) fn mask_command(words: &[String]) -> Vec<String> {
     let mut out = words.to_vec();
     let mut spots = credential_spots(words);
     // Later ranges first, so earlier ranges of the same word keep their offsets.
-    spots.sort_by(|a, b| (b.0, b.1.start).cmp(&(a.0, a.1.start)));
+    spots.sort_by_key(|spot| std::cmp::Reverse((spot.0, spot.1.start)));
     for (index, range) in spots {
         out[index].replace_range(range, MASK);
     }

@@ -417,6 +417,26 @@ impl Allowed {
         }
     }
 
+    /// Also the names the settings' own `[server]` strings read with `${…}` (when there is no
+    /// base plan to read them from: `export --settings-rev`).
+    pub(crate) fn with_config_references(mut self, settings: Option<&Config>) -> Allowed {
+        if let Some(table) = settings.and_then(|c| c.server.as_ref()) {
+            let texts = table
+                .command
+                .iter()
+                .flatten()
+                .chain(table.env.values())
+                .chain(table.cwd.iter())
+                .chain(table.setup.iter().flatten())
+                .chain(table.url.iter())
+                .chain(table.headers.values());
+            for text in texts {
+                self.names.extend(referenced_names(text));
+            }
+        }
+        self
+    }
+
     fn allows(&self, name: &str) -> bool {
         self.names.contains(name) || always_given(name, self.isolate_home)
     }

@@ -25,6 +25,10 @@ pub struct ServerOptions {
     pub protocol_version: Option<String>,
     pub era: Option<Era>,
     pub capabilities: Option<Value>,
+    /// `export --settings-rev`: the revision whose tdqs-gate.toml holds the settings the
+    /// exported revision's launch plan runs under (the gate itself uses
+    /// `GateOptions::settings_rev` and the base revision).
+    pub settings_rev: Option<String>,
 }
 
 // The judge's options live with the judges (`judge::build`), which the gate and the eval share.

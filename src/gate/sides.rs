@@ -245,6 +245,29 @@ pub(super) fn plan_sides(
     })
 }
 
+/// The launch plan of the tree at `root` under the settings of revision `rev` (`export
+/// --settings-rev`): what the gate does for a head, for a step that exports one side.
+fn plan_under_settings(
+    repo: Option<&Path>,
+    rev: &str,
+    root: &Path,
+    server: &ServerOptions,
+    secrets: &[String],
+) -> Result<Planned, Error> {
+    use super::base_settings as bs;
+    let source = bs::SettingsSource::Revision(rev.to_string());
+    let settings = source.config(repo)?;
+    let own = Config::load(root)?;
+    let (settings, own, options) =
+        one_server_configs(settings.as_ref(), true, own.as_ref(), server)?;
+    let merged = bs::merged(settings.as_ref(), own.as_ref());
+    let planned = plan_with(merged.as_ref(), root, &options, secrets)?;
+    let allowed =
+        bs::Allowed::of(None, settings.as_ref()).with_config_references(settings.as_ref());
+    bs::check_head_references(&planned.0, &allowed, &source.label())?;
+    Ok(planned)
+}
+
 /// Starts one side's server and exports its tools; the worktree is removed afterwards.
 async fn export_side(
     side: Side,
@@ -623,7 +646,11 @@ pub(crate) async fn export_one(
             let config_root = side.root.clone();
             (side, config_root)
         };
-    let planned = plan(&config_root, server, secrets).and_then(|planned| {
+    let planned = match &server.settings_rev {
+        None => plan(&config_root, server, secrets),
+        Some(rev) => plan_under_settings(repo, rev, &config_root, server, secrets),
+    }
+    .and_then(|planned| {
         super::base_settings::refuse_tree_paths(&planned.0, &tree_roots)?;
         Ok(planned)
     });

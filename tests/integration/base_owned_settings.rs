@@ -335,3 +335,46 @@ fn a_launch_plan_naming_the_working_tree_by_an_absolute_path_is_refused() {
     setup.repo.git(["commit", "-q", "-m", "absolute"]);
     setup.gate(&[]).assert_code(2);
 }
+
+/// The export step of a CI job that runs the head's code: `export --settings-rev BASE` applies
+/// the base's settings to the head's launch plan, as the gate does.
+#[test]
+fn export_with_settings_rev_runs_the_heads_plan_under_the_bases_settings() {
+    let setup = Setup::new(&base_tools());
+    let home = setup.work().join("real-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let dump = setup.work().join("export-env.txt");
+    let out = setup.work().join("head.json").display().to_string();
+    let export = |settings: bool| {
+        let mut args: Vec<String> = vec!["export".into(), "-o".into(), out.clone()];
+        if settings {
+            args.extend(["--settings-rev".into(), "main".into()]);
+        }
+        setup.run_raw(&args, setup.work().join("no-report"), |c| {
+            with_credentials(c, &home)
+        })
+    };
+    setup.repo.write(
+        "tdqs-gate.toml",
+        &dumping_plan(
+            &dump,
+            "pass-env = [\"GITHUB_TOKEN\"]\nisolate-home = false\n",
+        ),
+    );
+    export(true).assert_code(0);
+    let env = std::fs::read_to_string(&dump).unwrap();
+    assert!(!env.contains(TOKEN), "{env}");
+    // Without it, one revision's export uses that revision's own settings.
+    export(false).assert_code(0);
+    assert!(std::fs::read_to_string(&dump).unwrap().contains(TOKEN));
+    // A reference the base does not make is refused.
+    std::fs::remove_file(&dump).unwrap();
+    setup.repo.write(
+        "tdqs-gate.toml",
+        &dumping_plan(&dump, "env = { X = \"${GITHUB_TOKEN}\" }"),
+    );
+    let refused = export(true);
+    refused.assert_code(2);
+    assert!(!dump.exists());
+    assert_no_secret(&refused);
+}
