@@ -111,8 +111,8 @@ fn settings_view(config: Option<&Config>) -> BTreeMap<String, String> {
         Some(c) if !c.servers.is_empty() => {
             format!("[[server]] tables {}", c.server_names().join(", "))
         }
-        Some(c) if c.server.is_some() => "[server]".to_string(),
-        _ => "none".to_string(),
+        // A `[server]` table or none (a manifest entry, `--command`): one server either way.
+        _ => "one server".to_string(),
     };
     view.insert("the set of servers".to_string(), shape);
     let mut tables: Vec<(String, &ServerConfig)> = Vec::new();
@@ -306,8 +306,9 @@ pub(crate) fn changed_settings(base: Option<&Config>, head: Option<&Config>) -> 
             // A table only one side has counts where it differs from the defaults.
             (one, other) => {
                 let generic = k
-                    .split_once("] ")
-                    .map(|(_, key)| format!("[server] {key}"))
+                    .rsplit(' ')
+                    .next()
+                    .map(|key| format!("[server] {key}"))
                     .unwrap_or_default();
                 default.get(&generic) != one.or(other)
             }
