@@ -247,6 +247,17 @@ impl SettingsSource {
     }
 }
 
+/// The `[decision]` table of a run whose sides are export files: the settings revision's
+/// (`--settings-rev`), else the defaults (the flags still win).
+pub(crate) fn decision_of(
+    opts: &super::GateOptions,
+) -> Result<crate::config::DecisionConfig, Error> {
+    Ok(SettingsSource::of(opts)
+        .config(opts.repo.as_deref())?
+        .map(|c| c.decision)
+        .unwrap_or_default())
+}
+
 /// The selection check's case file as committed at the settings' revision (`path` is where it
 /// lies in the working tree `root`): the suite is a setting too, so a pull request's edits to it
 /// do not change what is measured.

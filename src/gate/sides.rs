@@ -491,7 +491,10 @@ pub(super) async fn obtain_from(
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
         (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
-            Ok((read_file_side(b)?, read_file_side(h)?))
+            let base = read_file_side(b)?;
+            let mut head = read_file_side(h)?;
+            head.decision = super::base_settings::decision_of(opts)?;
+            Ok((base, head))
         }
         (base, head) => {
             let trees = match trees {
