@@ -175,6 +175,11 @@ pub struct GateArgs {
     pub sides: SideArgs,
     #[command(flatten)]
     pub report_dir: ReportDirArgs,
+    /// The revision whose tdqs-gate.toml holds the gate's settings when the base is an export
+    /// file (e.g. the pull request's base commit); without it, export-file runs use the
+    /// defaults and the flags. With --base, the base revision's always apply.
+    #[arg(long, value_name = "REV")]
+    pub settings_rev: Option<String>,
     /// Also write a shields.io endpoint badge (the head's mean TDQS and tier) to FILE, for
     /// PASS and BLOCK runs (see docs/github-action.md, "A badge").
     #[arg(long, value_name = "FILE")]
@@ -254,6 +259,23 @@ pub struct CheckArgs {
     /// The saved report (tool-definition-score.json) to re-check.
     #[arg(value_name = "REPORT")]
     pub report: PathBuf,
+    /// The SHA-256 the report file must have (the `report-sha256` output of the run that wrote
+    /// it), so a report edited since is refused.
+    #[arg(long, value_name = "SHA256")]
+    pub expect_digest: Option<String>,
+    /// The decision rule the report must have been decided by, when the run that wrote it was
+    /// given one (`--decision-rule`): a report decided by a weaker rule than the pins, the base's
+    /// `[decision]` and these flags require is refused.
+    #[arg(long, value_enum, value_name = "RULE")]
+    pub decision_rule: Option<DecisionRuleArg>,
+    /// The per-tool guard the report must have been decided with, when the run that wrote it was
+    /// given one (`--tool-drop`).
+    #[arg(long, value_name = "TDQS")]
+    pub tool_drop: Option<f64>,
+    /// The revision whose tdqs-gate.toml holds the settings (`[decision]`, the servers) when the
+    /// report's base is an export file (e.g. the pull request's base commit).
+    #[arg(long, value_name = "REV")]
+    pub settings_rev: Option<String>,
     // The sides to export now (default: the revisions the report records; with --base alone,
     // the head is the working tree).
     #[command(flatten)]
@@ -298,6 +320,12 @@ pub struct ExportArgs {
     /// nothing for a single server.
     #[arg(long, conflicts_with = "output")]
     pub list_servers: bool,
+    /// Run the exported revision's launch plan under the settings of this revision's
+    /// tdqs-gate.toml (isolate-home, pass-env, which ${…} it may read, setup-in-place, limits,
+    /// probe, the set of servers), as the gate does for a head: pass the base revision when
+    /// exporting a pull request's head.
+    #[arg(long, value_name = "REV")]
+    pub settings_rev: Option<String>,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]

@@ -9,7 +9,9 @@ use crate::gate::{self, GateOptions, JudgeMode, JudgeOptions, ServerOptions, Sid
 use tdqs_core::error::Error;
 use tdqs_core::exit::Verdict;
 use tdqs_core::export::Era;
-use tdqs_core::redact::redact;
+// Everything printed is for a terminal: escape sequences stripped, secrets masked, control
+// characters shown as escapes.
+use tdqs_core::redact::for_terminal as redact;
 
 use super::args::*;
 use super::output::{StderrProgress, Verbosity};
@@ -73,6 +75,7 @@ pub(super) fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> 
             EraArg::Modern => Era::Modern,
         }),
         capabilities,
+        settings_rev: None,
     })
 }
 
@@ -183,6 +186,7 @@ fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         tool_drop: tool_drop(args.tool_drop)?,
         full_report: args.full_report,
         eval: None,
+        settings_rev: args.settings_rev.clone(),
     })
 }
 
@@ -264,10 +268,22 @@ async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Result<Verdict,
         head,
         server: server_options(&args.server)?,
         judge: judge_options(&args.judge)?,
+        decision_rule: args.decision_rule.map(Into::into),
+        tool_drop: tool_drop(args.tool_drop)?,
+        settings_rev: args.settings_rev.clone(),
     };
     let progress = Arc::new(StderrProgress::new(verbosity));
-    let outcome = gate::check::run(&args.report, &opts, progress.clone()).await;
+    let outcome = gate::check::run(
+        &args.report,
+        &opts,
+        progress.clone(),
+        args.expect_digest.as_deref(),
+    )
+    .await;
     progress.finish();
+    if outcome.verdict != Verdict::Invalid {
+        say(verbosity, gate::check::what_check_proves(&outcome));
+    }
     Ok(print_outcome(outcome, verbosity))
 }
 
@@ -331,11 +347,13 @@ fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
 }
 
 async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
-    let server = server_options(&args.server)?;
+    let mut server = server_options(&args.server)?;
+    server.settings_rev = args.settings_rev.clone();
     if args.list_servers {
+        // The set of servers is a setting: the settings revision's when given.
         let names = gate::export_dirs::list_servers(
             args.repo.repo.as_deref(),
-            args.rev.as_deref(),
+            args.settings_rev.as_deref().or(args.rev.as_deref()),
             &server,
         )?;
         let mut out = std::io::stdout();

@@ -8,7 +8,9 @@ use std::time::Duration;
 use tdqs_core::error::Error;
 use tdqs_core::eval::Mode;
 use tdqs_core::exit::Verdict;
-use tdqs_core::redact::redact;
+// Everything printed is for a terminal: escape sequences stripped, secrets masked, control
+// characters shown as escapes.
+use tdqs_core::redact::for_terminal as redact;
 
 use super::args::{EvalArgs, EvalModeArg};
 use super::commands::{judge_options, lint_config, one_export, say};
@@ -183,7 +185,19 @@ pub(super) fn gate_eval(
     opts: &crate::gate::GateOptions,
 ) -> Result<Option<crate::gate::GateEval>, Error> {
     let root = root(opts.repo.as_deref())?;
-    let config = crate::config::Config::load(&root)?;
+    // The base revision's [eval] and case file, never the pull request's.
+    let settings = crate::gate::base_settings::SettingsSource::of(opts);
+    let config = match settings.config(opts.repo.as_deref()) {
+        Ok(config) => config,
+        // A base revision that cannot be read is the gate's to report (INVALID, with a report);
+        // without `--eval` there is no selection check to set up.
+        Err(_)
+            if args.eval.is_none() && matches!(opts.base, crate::gate::SideSource::Revision(_)) =>
+        {
+            None
+        }
+        Err(e) => return Err(e),
+    };
     let table = eval::config::EvalConfig::from_toml(config.as_ref().and_then(|c| c.eval.as_ref()))?;
     let mode = match (args.eval, table.as_ref().and_then(|t| t.mode.as_deref())) {
         (Some(EvalModeArg::LiveModel), _) => Mode::LiveModel,
@@ -210,10 +224,20 @@ pub(super) fn gate_eval(
         .clone()
         .or_else(|| table.cases.as_ref().map(|p| root.join(p)))
         .unwrap_or_else(|| root.join(suite::SUITE_FILE));
-    let suite = suite::load(
-        &cases_path,
-        args.eval_cases.is_none().then_some(root.as_path()),
-    )?;
+    let suite = match (&args.eval_cases, &settings) {
+        (None, crate::gate::base_settings::SettingsSource::Revision(_)) => {
+            crate::gate::base_settings::committed_suite(
+                &settings,
+                opts.repo.as_deref(),
+                &root,
+                &cases_path,
+            )?
+        }
+        _ => suite::load(
+            &cases_path,
+            args.eval_cases.is_none().then_some(root.as_path()),
+        )?,
+    };
     let judge = match mode {
         Mode::LiveModel => {
             eval::live_identity(&opts.judge)?;

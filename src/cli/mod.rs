@@ -17,7 +17,9 @@ use clap::Parser;
 
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::{Verdict, INVALID, PASS};
-use tdqs_core::redact::redact;
+// Everything printed is for a terminal: escape sequences stripped, secrets masked, control
+// characters shown as escapes.
+use tdqs_core::redact::for_terminal as redact;
 
 pub use args::Cli;
 use output::Verbosity;
@@ -72,32 +74,66 @@ pub(crate) fn print_invalid(error: &Error) {
     let _ = writeln!(err, "INVALID: {}", redact(&error.summary()));
 }
 
-/// Resolves on Ctrl-C, SIGTERM (how CI systems cancel a job), SIGHUP (the terminal closed) or
-/// SIGQUIT, naming the signal. All four end the run the same way: cleanup, then INVALID.
-async fn interrupted() -> &'static str {
+/// The handlers of Ctrl-C, SIGTERM (how CI systems cancel a job), SIGHUP (the terminal closed)
+/// and SIGQUIT, installed when this is made — before the command starts, so a signal at any
+/// moment after it (a worktree half made included) ends the run through cleanup, never by the
+/// default action. A handler that cannot be installed leaves that signal's default action.
+struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        async fn on(kind: SignalKind) {
-            match signal(kind) {
-                Ok(mut stream) => {
-                    stream.recv().await;
-                }
-                // Without a handler the signal keeps its default action; never resolve here.
-                Err(_) => std::future::pending::<()>().await,
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    quit: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    /// Installs the handlers; call inside the runtime's context.
+    fn install() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Signals {
+                int: signal(SignalKind::interrupt()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+                quit: signal(SignalKind::quit()).ok(),
             }
         }
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => "Ctrl-C",
-            _ = on(SignalKind::terminate()) => "SIGTERM",
-            _ = on(SignalKind::hangup()) => "SIGHUP",
-            _ = on(SignalKind::quit()) => "SIGQUIT",
+        #[cfg(not(unix))]
+        {
+            Signals {}
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
+
+    /// Resolves on the first of the signals, naming it. All four end the run the same way:
+    /// cleanup, then INVALID.
+    async fn interrupted(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            async fn recv(stream: &mut Option<tokio::signal::unix::Signal>) {
+                match stream {
+                    Some(stream) => {
+                        stream.recv().await;
+                    }
+                    // Without a handler the signal keeps its default action.
+                    None => std::future::pending::<()>().await,
+                }
+            }
+            tokio::select! {
+                _ = recv(&mut self.int) => "Ctrl-C",
+                _ = recv(&mut self.term) => "SIGTERM",
+                _ = recv(&mut self.hup) => "SIGHUP",
+                _ = recv(&mut self.quit) => "SIGQUIT",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
     }
 }
 
@@ -117,16 +153,22 @@ fn run(cli: Cli) -> ExitCode {
             return Verdict::Invalid.exit_code();
         }
     };
+    // First, before the command can make anything that must be cleaned up.
+    let mut signals = {
+        let _context = runtime.enter();
+        Signals::install()
+    };
     let verdict = runtime.block_on(async {
         tokio::select! {
-            verdict = commands::dispatch(cli, verbosity) => verdict,
-            signal = interrupted() => {
+            biased;
+            signal = signals.interrupted() => {
                 // Dropping the command's future runs every guard: server process groups are
                 // killed and temporary worktrees removed before we exit.
                 print_invalid(&Error::new(Stage::Interrupted, format!("interrupted ({signal})"))
                     .with_advice("nothing was decided; run the gate again"));
                 Verdict::Invalid
             }
+            verdict = commands::dispatch(cli, verbosity) => verdict,
         }
     });
     // A stuck child must not hold the process open.

@@ -5,7 +5,9 @@ use std::sync::Mutex;
 
 use crate::export::process::SetupEvent;
 use crate::score::side::{Progress, ProgressEvent};
-use tdqs_core::redact::redact;
+// Everything printed is for a terminal: escape sequences stripped, secrets masked, control
+// characters shown as escapes.
+use tdqs_core::redact::for_terminal as redact;
 
 /// How much to say on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,24 +17,27 @@ fn is_reference(value: &str) -> bool {
     value.contains("${")
 }
 
-/// The positions of credential values in `words`: `(index, byte offset of the value)`.
-fn credential_spots(words: &[String]) -> Vec<(usize, usize)> {
+/// The positions of credential values in `words`: `(index, byte range of the value)`.
+fn credential_spots(words: &[String]) -> Vec<(usize, std::ops::Range<usize>)> {
     let mut spots = Vec::new();
     let mut i = 0;
     while i < words.len() {
         let word = &words[i];
-        if let Some(option) = word.strip_prefix('-') {
+        if word.contains("://") {
+            // A URL: credentials in its user information, query or fragment.
+            spots.extend(url_credentials(word).into_iter().map(|r| (i, r)));
+        } else if let Some(option) = word.strip_prefix('-') {
             match option.split_once('=') {
                 Some((name, value)) => {
                     if is_credential_name(name) && !value.is_empty() && !is_reference(value) {
-                        spots.push((i, word.len() - value.len()));
+                        spots.push((i, word.len() - value.len()..word.len()));
                     }
                 }
                 None => {
                     if is_credential_name(option) {
                         if let Some(next) = words.get(i + 1) {
                             if !next.starts_with('-') && !is_reference(next) {
-                                spots.push((i + 1, 0));
+                                spots.push((i + 1, 0..next.len()));
                                 i += 1;
                             }
                         }
@@ -47,7 +50,7 @@ fn credential_spots(words: &[String]) -> Vec<(usize, usize)> {
                 && !value.is_empty()
                 && !is_reference(value)
             {
-                spots.push((i, name.len() + 1));
+                spots.push((i, name.len() + 1..word.len()));
             }
         }
         i += 1;
@@ -55,11 +58,88 @@ fn credential_spots(words: &[String]) -> Vec<(usize, usize)> {
     spots
 }
 
+/// The byte ranges of credentials in a URL: the password of `user:password@`, and the values of
+/// query and fragment parameters whose names are credentials' (`?api_key=…`, `#access_token=…`,
+/// in any case, percent-encoded names decoded first). `${…}` references are not credentials.
+pub(crate) fn url_credentials(url: &str) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let Some(scheme_end) = url.find("://").map(|at| at + 3) else {
+        return ranges;
+    };
+    let authority_end = url[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |at| scheme_end + at);
+    let authority = &url[scheme_end..authority_end];
+    if let Some(at) = authority.rfind('@') {
+        if let Some(colon) = authority[..at].find(':') {
+            let value = &authority[colon + 1..at];
+            if !value.is_empty() && !is_reference(value) {
+                ranges.push(scheme_end + colon + 1..scheme_end + at);
+            }
+        }
+    }
+    let query_start = url[authority_end..].find('?').map(|at| authority_end + at);
+    let fragment_start = url[authority_end..].find('#').map(|at| authority_end + at);
+    let mut parts = Vec::new();
+    if let Some(q) = query_start.filter(|q| fragment_start.is_none_or(|f| *q < f)) {
+        parts.push((q + 1, fragment_start.unwrap_or(url.len())));
+    }
+    if let Some(f) = fragment_start {
+        parts.push((f + 1, url.len()));
+    }
+    for (start, end) in parts {
+        let mut at = start;
+        for pair in url[start..end].split(['&', ';']) {
+            if let Some((name, value)) = pair.split_once('=') {
+                let decoded = percent_decoded(name);
+                if tdqs_core::redact::is_credential_name(&decoded, NameContext::Header)
+                    && !value.is_empty()
+                    && !is_reference(value)
+                {
+                    let value_start = at + name.len() + 1;
+                    ranges.push(value_start..value_start + value.len());
+                }
+            }
+            at += pair.len() + 1;
+        }
+    }
+    ranges
+}
+
+/// `%XX` sequences decoded (invalid ones kept as written), `+` as a space.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = |b: u8| (b as char).to_digit(16);
+                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 3;
+                        continue;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `words` with every credential value replaced by `[REDACTED]`.
 pub(crate) fn mask_command(words: &[String]) -> Vec<String> {
     let mut out = words.to_vec();
-    for (index, offset) in credential_spots(words) {
-        out[index] = format!("{}{MASK}", &words[index][..offset]);
+    let mut spots = credential_spots(words);
+    // Later ranges first, so earlier ranges of the same word keep their offsets.
+    spots.sort_by_key(|spot| std::cmp::Reverse((spot.0, spot.1.start)));
+    for (index, range) in spots {
+        out[index].replace_range(range, MASK);
     }
     out
 }
@@ -69,7 +149,7 @@ pub(crate) fn mask_command(words: &[String]) -> Vec<String> {
 pub(crate) fn credential_values(words: &[String]) -> Vec<String> {
     credential_spots(words)
         .into_iter()
-        .map(|(index, offset)| words[index][offset..].to_string())
+        .map(|(index, range)| words[index][range].to_string())
         .collect()
 }
 
@@ -96,5 +176,21 @@ mod tests {
             credential_values(&words("x --token abcdefgh KEY=v")),
             vec!["abcdefgh", "v"]
         );
+    }
+
+    #[test]
+    fn credentials_in_a_url_are_masked_in_any_case() {
+        let masked = mask_command(&words(
+            "--url HTTPS://me:hunter2pass@example.test/mcp?Api_Key=k1secret&page=2&TOKEN=t2#frag&access%5Ftoken=f3secret",
+        ));
+        assert_eq!(
+            masked.join(" "),
+            "--url HTTPS://me:[REDACTED]@example.test/mcp?Api_Key=[REDACTED]&page=2&TOKEN=[REDACTED]#frag&access%5Ftoken=[REDACTED]"
+        );
+        assert_eq!(
+            credential_values(&words("http://h/x?key=${KEY}&sig=abc#session=s1")),
+            vec!["s1"]
+        );
+        assert!(url_credentials("http://127.0.0.1:{port}/mcp").is_empty());
     }
 }

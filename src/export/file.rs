@@ -11,17 +11,29 @@ use tdqs_core::export::{Export, EXPORT_SCHEMA_VERSION};
 
 use tdqs_core::digest::verify_export;
 
+/// The largest export file read (1 GiB, the largest listing limit a server may be given).
+const MAX_EXPORT_FILE_BYTES: u64 = 1 << 30;
+
 /// Reads an export file and checks it ([`verify_export`]): an export whose hashes or sizes do
 /// not follow from its tools is refused, so a hand-edited file cannot decide a gate.
 pub fn read_export(path: &Path) -> Result<Export> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|err| {
-        Error::io(
+    // A regular file only, and bounded: a FIFO must not block the gate, nor `/dev/zero` be read
+    // until memory runs out.
+    use crate::platform::safe_file::{read_regular, Links};
+    let bytes = read_regular(path, Links::Follow, MAX_EXPORT_FILE_BYTES).map_err(|err| {
+        Error::new(
             Stage::Export,
-            format_args!("cannot read export file {shown}"),
-            err,
+            format!("cannot read export file {shown}: {err}"),
         )
         .with_advice("check the path, or create the file with `tdqs-gate export -o FILE`")
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::new(
+            Stage::Export,
+            format!("{shown} is not a tdqs-gate export: it is not UTF-8 text"),
+        )
+        .with_advice("pass a file written by `tdqs-gate export -o FILE`")
     })?;
     let not_an_export = |what: String| {
         Error::new(

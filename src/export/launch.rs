@@ -78,7 +78,7 @@ pub const EXCLUDED_ENV_NAMES: [&str; 1] = ["OPENAI_API_KEY"];
 /// Set for every server unless configured otherwise: Python hashes strings with this seed.
 pub(crate) const PYTHON_HASH_SEED: (&str, &str) = ("PYTHONHASHSEED", "0");
 
-const BASE_ENV: [&str; 16] = [
+pub(crate) const BASE_ENV: [&str; 16] = [
     "PATH",
     "LANG",
     "LANGUAGE",
@@ -235,6 +235,8 @@ pub struct LaunchPlan {
     host_home: Vec<(String, String)>,
     limits: ExportLimits,
     warnings: Vec<String>,
+    /// The host manifest entry the command came from, by name.
+    manifest_entry: Option<String>,
 }
 
 /// Rules about secrets for one resolution.
@@ -271,6 +273,10 @@ impl LaunchPlan {
         let mut warnings = Vec::new();
 
         let source = pick_source(options, server_config, &mut warnings)?;
+        let manifest_entry = match &source {
+            Source::Manifest(entry) => Some(entry.name.clone()),
+            _ => None,
+        };
         let SourceCommand {
             mut origin,
             command,
@@ -330,7 +336,48 @@ impl LaunchPlan {
             host_home,
             limits: server.apply_limits(options.limits.clone()),
             warnings,
+            manifest_entry,
         })
+    }
+
+    /// The name of the host manifest entry the command came from, if it came from one.
+    pub fn manifest_entry(&self) -> Option<&str> {
+        self.manifest_entry.as_deref()
+    }
+
+    /// Every text of the plan (command words, URL, headers, cwd, env values, setup words) as
+    /// `(what, as written, as expanded with {root} kept)`: what the checks of
+    /// `crate::gate::base_settings` read.
+    pub(crate) fn launch_texts(&self) -> Vec<(String, String, String)> {
+        let shown = |t: &Template| -> String {
+            t.parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text(text) => text.as_str(),
+                    Part::Root => "{root}",
+                })
+                .collect()
+        };
+        let mut texts: Vec<(String, &Template)> = Vec::new();
+        texts.extend(self.command.iter().map(|t| ("command".to_string(), t)));
+        texts.extend(self.url.iter().map(|t| ("url".to_string(), t)));
+        texts.extend(
+            self.headers
+                .iter()
+                .map(|(n, t)| (format!("headers {n}"), t)),
+        );
+        texts.extend(self.cwd.iter().map(|t| ("cwd".to_string(), t)));
+        texts.extend(self.env.iter().map(|(n, t)| (format!("env {n}"), t)));
+        texts.extend(
+            self.setup
+                .iter()
+                .flatten()
+                .map(|t| ("setup".to_string(), t)),
+        );
+        texts
+            .into_iter()
+            .map(|(what, t)| (what, t.raw.clone(), shown(t)))
+            .collect()
     }
 
     /// Replaces the limits (the command line's limits win over the configuration's, which

@@ -37,6 +37,12 @@ pub struct CheckOptions {
     /// The pins the report is checked against and the credential names kept from the servers;
     /// no judge is asked.
     pub judge: JudgeOptions,
+    /// The rule flags the run that wrote the report was given: with the pins and the base's
+    /// `[decision]`, they fix the rule the report must have been decided by.
+    pub decision_rule: Option<tdqs_core::decide::DecisionRule>,
+    pub tool_drop: Option<tdqs_core::arith::Tenths>,
+    /// The revision holding the settings when the report's base is an export file.
+    pub settings_rev: Option<String>,
 }
 
 impl CheckOptions {
@@ -52,10 +58,11 @@ impl CheckOptions {
             judge: self.judge.clone(),
             report_dir: std::path::PathBuf::new(),
             share_identical: true,
-            decision_rule: None,
-            tool_drop: None,
+            decision_rule: self.decision_rule,
+            tool_drop: self.tool_drop,
             full_report: false,
             eval: None,
+            settings_rev: self.settings_rev.clone(),
         }
     }
 }
@@ -660,8 +667,40 @@ async fn check_summarised(
     rescore_static_on(report, pins, base, head, Some(&base_names)).await
 }
 
-/// Runs `--check`.
-pub async fn run(path: &Path, opts: &CheckOptions, progress: Arc<dyn Progress>) -> Outcome {
+/// What a successful check proved, said plainly: the rule judge's answers are asked again, a
+/// model's cannot be.
+pub fn what_check_proves(outcome: &Outcome) -> &'static str {
+    let model_judged = |r: &Report| r.scoring.as_ref().is_some_and(|s| s.judge.model_judged);
+    let any_model = outcome.report.as_ref().is_some_and(model_judged)
+        || outcome
+            .monorepo
+            .as_ref()
+            .is_some_and(|m| m.servers.iter().any(|s| model_judged(&s.report)));
+    if any_model {
+        "check: the report is consistent (every score, rollup and the decision recompute from \
+         the recorded answers, under the rule the base and the pins require) and the definitions \
+         are the current ones. It cannot prove that a model gave those answers: anyone who can \
+         edit the file can write other scores that add up. Compare the file with the digest the \
+         run published (check --expect-digest, the `report-sha256` output)."
+    } else {
+        "check: the report is consistent, its rule is the one the base and the pins require, the \
+         definitions are the current ones; answers of the rule judge were asked again."
+    }
+}
+
+/// Runs `--check`. With `expect_digest`, the report file must have that SHA-256 (the digest the
+/// run that wrote it published), so an edited report is refused whatever it says.
+pub async fn run(
+    path: &Path,
+    opts: &CheckOptions,
+    progress: Arc<dyn Progress>,
+    expect_digest: Option<&str>,
+) -> Outcome {
+    if let Some(expected) = expect_digest {
+        if let Err(e) = same_digest(path, expected) {
+            return Outcome::invalid(e);
+        }
+    }
     let report = match read_any_report(path) {
         Ok(AnyReport::Single(_))
             if matches!(opts.base, Some(SideSource::ExportDir(_)))
@@ -694,11 +733,6 @@ pub async fn run(path: &Path, opts: &CheckOptions, progress: Arc<dyn Progress>) 
     let result = async {
         let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
         check_report_contents(&report, &pins)?;
-        // A summarised report's exports lack the left-out tools: it is scored again on the
-        // fresh exports, once they are known to be the recorded ones.
-        if report.omitted.is_none() {
-            rescore_static(&report, &pins).await?;
-        }
         // The current exports: sides named explicitly, else the revisions the report records.
         let current = opts.exporting(
             from_report(
@@ -712,6 +746,14 @@ pub async fn run(path: &Path, opts: &CheckOptions, progress: Arc<dyn Progress>) 
                 opts.head.as_ref(),
             )?,
         );
+        let settings = super::base_settings::SettingsSource::of(&current);
+        let config = settings.config(current.repo.as_deref())?;
+        required_rule(&report, &pins, &current, config.as_ref(), &settings.label())?;
+        // A summarised report's exports lack the left-out tools: it is scored again on the
+        // fresh exports, once they are known to be the recorded ones.
+        if report.omitted.is_none() {
+            rescore_static(&report, &pins).await?;
+        }
         progress.event(ProgressEvent::Note(
             "exporting the current base and head".to_string(),
         ));
@@ -735,11 +777,14 @@ pub async fn run(path: &Path, opts: &CheckOptions, progress: Arc<dyn Progress>) 
 
 /// Reads a saved report of either shape (one server, or several).
 pub fn read_any_report(path: &Path) -> Result<AnyReport, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::io(
+    let bytes = read_report_bytes(path)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::new(
             Stage::Check,
-            format!("cannot read the report {}", path.display()),
-            e,
+            format!(
+                "{} is not a tdqs-gate report: it is not UTF-8 text",
+                path.display()
+            ),
         )
         .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
     })?;
@@ -750,6 +795,99 @@ pub fn read_any_report(path: &Path) -> Result<AnyReport, Error> {
         )
         .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
     })
+}
+
+/// The largest report `check` reads (1 GiB: two sides at the largest listing limit).
+const MAX_REPORT_BYTES: u64 = 1 << 30;
+
+/// A report file's bytes: a regular file only (a FIFO does not block, `/dev/zero` is not read
+/// until memory runs out), at most [`MAX_REPORT_BYTES`].
+fn read_report_bytes(path: &Path) -> Result<Vec<u8>, Error> {
+    use crate::platform::safe_file::{read_regular, Links};
+    read_regular(path, Links::Follow, MAX_REPORT_BYTES).map_err(|e| {
+        Error::new(
+            Stage::Check,
+            format!("cannot read the report {}: {e}", path.display()),
+        )
+        .with_advice("pass the path of a tool-definition-score.json written by tdqs-gate")
+    })
+}
+
+/// The report file's SHA-256 must be `expected` (hex, `sha256:` prefix allowed).
+fn same_digest(path: &Path, expected: &str) -> Result<(), Error> {
+    use sha2::{Digest, Sha256};
+    let wanted = expected
+        .trim()
+        .trim_start_matches("sha256:")
+        .to_ascii_lowercase();
+    if wanted.len() != 64 || !wanted.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::usage(format!(
+            "--expect-digest {expected:?} is not a SHA-256 (64 hexadecimal digits)"
+        ))
+        .with_advice("pass the `report-sha256` output of the run that wrote the report"));
+    }
+    let actual = hex(&Sha256::digest(read_report_bytes(path)?));
+    if actual != wanted {
+        return Err(Error::new(
+            Stage::Check,
+            format!(
+                "the report {} has SHA-256 {actual}, not the expected {wanted}: it is not the \
+                 file the gate wrote",
+                path.display()
+            ),
+        )
+        .with_advice(
+            "check the report the gate's run published (its `report-sha256` step output or \
+             attested artifact), or run the gate again",
+        ));
+    }
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A scored report must have been decided by the rule the base's configuration, the pins and the
+/// check's own flags require: a report edited to a weaker rule (`toolDrop` 4.0, or no rule at
+/// all, which reads as the reference rule) would otherwise re-decide as it claims.
+fn required_rule(
+    report: &Report,
+    pins: &Pins,
+    opts: &GateOptions,
+    config: Option<&crate::config::Config>,
+    source: &str,
+) -> Result<(), Error> {
+    if report.pairs.is_empty() {
+        return Ok(());
+    }
+    let required = RuleInUse::resolve(
+        opts.decision_rule,
+        pins,
+        opts.tool_drop,
+        config.and_then(|c| c.decision.tool_drop),
+    );
+    let describe = |rule: &RuleInUse| match rule.tool_drop {
+        Some(drop) => format!("the {} rule with tool-drop {drop}", rule.name.as_str()),
+        None => format!("the {} rule", rule.name.as_str()),
+    };
+    if report.decision_rule != Some(required) {
+        let recorded = report
+            .decision_rule
+            .as_ref()
+            .map(describe)
+            .unwrap_or_else(|| "no recorded rule".to_string());
+        return Err(differs(format!(
+            "the report was decided by {recorded}, but {} is required (from the pins, {source} \
+             and the command line): a report decided by another rule is not accepted",
+            describe(&required)
+        ))
+        .with_advice(
+            "run the gate again; if the rule was given on the gate's command line \
+             (--decision-rule, --tool-drop), give the same flags to check",
+        ));
+    }
+    Ok(())
 }
 
 /// `--check` of a report over several servers: the whole (labels, names, the overall verdict
@@ -817,6 +955,19 @@ async fn check_monorepo(
         from_report(&first.base_revision, &first.base_commit, opts.base.as_ref())?,
         from_report(&first.head_revision, &first.head_commit, opts.head.as_ref())?,
     );
+    let settings = super::base_settings::SettingsSource::of(&current);
+    let config = settings.config(current.repo.as_deref())?;
+    for server in &report.servers {
+        required_rule(
+            &server.report,
+            &pins,
+            &current,
+            config.as_ref(),
+            &settings.label(),
+        )
+        .map_err(|e| e.context(format!("server `{}`", server.name)))?;
+    }
+    every_configured_server(report, config.as_ref(), &opts.server, &settings.label())?;
     if let (SideSource::ExportDir(_), SideSource::ExportDir(_)) = (&current.base, &current.head) {
         return check_from_folders(report, &pins, &current).await;
     }
@@ -837,17 +988,23 @@ async fn check_monorepo(
         "exporting the current base and head of each server".to_string(),
     ));
     let trees = super::sides::open_trees(&current)?;
-    let targets =
-        super::monorepo::targets(trees.config.as_ref(), &current.server)?.ok_or_else(|| {
+    let targets = super::monorepo::targets(trees.base_config.as_ref(), &current.server)?
+        .ok_or_else(|| {
             differs("the configuration no longer names several servers ([[server]] tables)")
         })?;
+    let run = super::monorepo::RunConfigs {
+        head: trees.config.as_ref(),
+        base_label: &trees.base_label,
+        tree_roots: &trees.tree_roots,
+        settings_changed: None,
+    };
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     let (Some(base), Some(head)) = (trees.base.as_ref(), trees.head.as_ref()) else {
         return Err(Error::internal("no trees to export from"));
     };
     for (target, server) in targets.iter().zip(&report.servers) {
         let context = format!("server `{}`", server.name);
-        let prepared = super::monorepo::prepare(target, &trees.config_root, head, &secrets)
+        let prepared = super::monorepo::prepare(target, &run, (base, head), &secrets)
             .map_err(|e| e.context(&context))?;
         let (b, h) = super::monorepo::export_pair(&prepared, (base, head), progress.as_ref())
             .await
@@ -855,6 +1012,38 @@ async fn check_monorepo(
         fresh_exports_match(&server.report, &pins, &b.export, &h.export)
             .await
             .map_err(|e| e.context(&context))?;
+    }
+    Ok(())
+}
+
+/// A report over several servers must hold every server the base configures (its
+/// `[[server]]` tables, or those the check's `--server` flags name): deleting a server that
+/// BLOCKs from the report must not leave the rest to PASS.
+fn every_configured_server(
+    report: &MonorepoReport,
+    config: Option<&crate::config::Config>,
+    server: &super::ServerOptions,
+    source: &str,
+) -> Result<(), Error> {
+    let required: Vec<String> = if !server.servers.is_empty() {
+        server.servers.clone()
+    } else {
+        match config {
+            Some(c) if !c.servers.is_empty() => c.server_names(),
+            _ => return Ok(()),
+        }
+    };
+    let recorded: Vec<&str> = report.servers.iter().map(|s| s.name.as_str()).collect();
+    if let Some(missing) = required.iter().find(|n| !recorded.contains(&n.as_str())) {
+        return Err(differs(format!(
+            "the report has no server `{missing}`, which {source} configures: every configured \
+             server is re-checked, and a report without one is not accepted"
+        )));
+    }
+    if let Some(extra) = recorded.iter().find(|n| !required.iter().any(|r| r == *n)) {
+        return Err(differs(format!(
+            "the report has a server `{extra}` that {source} does not configure"
+        )));
     }
     Ok(())
 }

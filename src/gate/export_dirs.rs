@@ -251,6 +251,7 @@ pub(super) fn sides_of(
                 commit: None,
                 decision: Default::default(),
                 blind: None,
+                settings_changed: None,
             };
             Ok((
                 base,
@@ -341,7 +342,8 @@ async fn one_server(
     (base, head): (Option<&Entry>, Option<&Entry>),
     judge: &mut JudgeSlot,
 ) -> Result<super::Decided, Error> {
-    let (b, h, note) = sides_of(name, base, head)?;
+    let (b, mut h, note) = sides_of(name, base, head)?;
+    h.decision = super::base_settings::decision_of(opts)?;
     if let Some(note) = note {
         draft.warnings.push(note);
     }

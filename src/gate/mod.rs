@@ -5,6 +5,7 @@
 //! runs the CLI) waits until then too: equal set hashes PASS without starting the judge's
 //! program, with no model call and no prompt fetch.
 
+pub mod base_settings;
 pub mod check;
 pub mod decision;
 pub mod export_dirs;
@@ -75,6 +76,9 @@ struct Draft {
     rule: Option<tdqs_core::decide::RuleInUse>,
     assessment: Option<decide::noise::Assessment>,
     eval: Option<tdqs_core::eval::compare::SelectionCheck>,
+    /// The settings the pull request's configuration changes (ignored): the report's first
+    /// warning, whatever else is said.
+    settings_changed: Option<String>,
 }
 
 impl Draft {
@@ -90,6 +94,7 @@ impl Draft {
             rule: None,
             assessment: None,
             eval: None,
+            settings_changed: None,
         };
         if !draft.pins.is_embedded() {
             draft.warnings.push(
@@ -102,12 +107,15 @@ impl Draft {
     }
 
     fn report(
-        self,
+        mut self,
         verdict: Verdict,
         reason: String,
         medians: Option<decide::Medians>,
         error: Option<&Error>,
     ) -> Report {
+        if let Some(changed) = self.settings_changed.take() {
+            self.warnings.insert(0, changed);
+        }
         let label = |s: &Option<sides::SideExport>| {
             s.as_ref()
                 .map(|s| (s.revision.clone(), s.commit.clone()))
@@ -315,7 +323,8 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         && !matches!(opts.head, SideSource::ExportFile(_));
     if both_trees {
         if let Ok(opened) = sides::open_trees(opts) {
-            match monorepo::targets(opened.config.as_ref(), &opts.server) {
+            // The set of servers is the base revision's setting.
+            match monorepo::targets(opened.base_config.as_ref(), &opts.server) {
                 Ok(Some(targets)) => {
                     return monorepo::run(opts, progress, pins, opened, targets).await
                 }
@@ -511,6 +520,7 @@ fn record_sides(
     draft
         .warnings
         .extend(head.export.warnings.iter().map(|w| format!("head: {w}")));
+    draft.settings_changed = head.settings_changed.clone();
     same_probe(&base.export, &head.export)?;
     let unchanged = base.export.set_hash == head.export.set_hash;
     draft.base = Some(base);

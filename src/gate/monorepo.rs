@@ -29,8 +29,11 @@ use tdqs_core::spec::pins::Pins;
 #[derive(Debug, Clone)]
 pub struct Target {
     pub name: String,
+    /// The base's configuration of this server: its settings.
     config: Option<Config>,
     server: ServerOptions,
+    /// `name` names a `[[server]]` table (not a host manifest entry).
+    table: bool,
 }
 
 /// The servers to gate when the run covers several, `None` for a single-server run: the
@@ -77,6 +80,7 @@ pub fn targets(
                     name,
                     config: Some(one),
                     server: options,
+                    table: true,
                 });
             }
             Ok(Some(targets))
@@ -102,6 +106,7 @@ pub fn targets(
                     name,
                     config: config.cloned(),
                     server: options,
+                    table: false,
                 });
             }
             Ok(Some(targets))
@@ -132,7 +137,10 @@ pub(super) async fn run(
     let Trees {
         base,
         head,
-        config_root,
+        config: head_config,
+        base_config,
+        base_label,
+        tree_roots,
         ..
     } = trees;
     let (Some(base), Some(head)) = (base, head) else {
@@ -141,6 +149,15 @@ pub(super) async fn run(
             Error::internal("a monorepo run needs both sides' trees"),
         );
     };
+    let run = RunConfigs {
+        head: head_config.as_ref(),
+        base_label: &base_label,
+        tree_roots: &tree_roots,
+        settings_changed: super::base_settings::changed_settings_warning(
+            &super::base_settings::changed_settings(base_config.as_ref(), head_config.as_ref()),
+            &base_label,
+        ),
+    };
     let mut servers = Vec::with_capacity(targets.len());
     for target in &targets {
         progress.event(ProgressEvent::Note(format!(
@@ -148,12 +165,13 @@ pub(super) async fn run(
             target.name
         )));
         let mut draft = Draft::new(pins.clone());
+        draft.settings_changed = run.settings_changed.clone();
         let decided = one_server(
             opts,
             &progress,
             &mut draft,
             (&base, &head),
-            &config_root,
+            &run,
             target,
             &secrets,
             &mut judge,
@@ -168,17 +186,6 @@ pub(super) async fn run(
             name: target.name.clone(),
             report,
         });
-    }
-    // Without names on the command line the head's tables choose the servers, and the head is
-    // the change under review: a server it drops from tdqs-gate.toml would otherwise pass
-    // ungated. Each server the base's own tables have and the head's lack is INVALID.
-    if opts.server.servers.is_empty() {
-        for name in removed_servers(&base.root, &targets) {
-            let e = removed_server_error(&name);
-            let report =
-                Draft::new(pins.clone()).report(Verdict::Invalid, e.summary(), None, Some(&e));
-            servers.push(ServerReport { name, report });
-        }
     }
     // The worktree is removed now; failing to remove it is a defect the run reports.
     let closed = base.close().and(head.close());
@@ -204,27 +211,14 @@ pub(super) fn eval_over_several(what: &str) -> Error {
     )
 }
 
-/// The names of the base revision's `[[server]]` tables that `targets` (the head's) lack. A base
-/// whose configuration cannot be read names none: the base is the reviewed side, and its own
-/// errors are not the change's.
-fn removed_servers(base_root: &std::path::Path, targets: &[Target]) -> Vec<String> {
-    let Ok(Some(config)) = Config::load(base_root) else {
-        return Vec::new();
-    };
-    config
-        .server_names()
-        .into_iter()
-        .filter(|name| !targets.iter().any(|t| &t.name == name))
-        .collect()
-}
-
 /// Why a server the change removed is INVALID, and how an intended removal gets through.
 pub(crate) fn removed_server_error(name: &str) -> Error {
     Error::new(
         Stage::Config,
         format!(
             "server `{name}` is in the base revision's tdqs-gate.toml but not in the head's: a \
-             server the change removes is not left out of the gate silently"
+             server the change removes is not left out of the gate silently (the set of servers \
+             is the base revision's setting)"
         ),
     )
     .with_advice(
@@ -266,6 +260,15 @@ pub(super) fn failed(opts: &GateOptions, e: Error) -> Outcome {
     outcome
 }
 
+/// What every server of a run shares: the head's configuration (its launch plans), where the
+/// settings came from, the working tree no plan may name, and the ignored settings' warning.
+pub(crate) struct RunConfigs<'a> {
+    pub head: Option<&'a Config>,
+    pub base_label: &'a str,
+    pub tree_roots: &'a [std::path::PathBuf],
+    pub settings_changed: Option<String>,
+}
+
 /// Exports, checks and decides one server in the shared trees.
 #[allow(clippy::too_many_arguments)]
 async fn one_server(
@@ -273,12 +276,12 @@ async fn one_server(
     progress: &Arc<dyn Progress>,
     draft: &mut Draft,
     (base, head): (&Side, &Side),
-    config_root: &std::path::Path,
+    run: &RunConfigs<'_>,
     target: &Target,
     secrets: &[String],
     judge: &mut JudgeSlot,
 ) -> Result<super::Decided, Error> {
-    let prepared = prepare(target, config_root, head, secrets)?;
+    let prepared = prepare(target, run, (base, head), secrets)?;
     let (b, h) = export_pair(&prepared, (base, head), progress.as_ref()).await?;
     let unchanged = super::record_sides(draft, b, h)?;
     if !unchanged {
@@ -300,31 +303,53 @@ async fn one_server(
 pub(super) struct Prepared {
     /// The server's name, before `base`/`head` in progress lines.
     name: String,
-    plan: crate::export::launch::LaunchPlan,
+    base_plan: crate::export::launch::LaunchPlan,
+    head_plan: crate::export::launch::LaunchPlan,
     probe: tdqs_core::export::ProbeProfile,
     decision: crate::config::DecisionConfig,
     blind: Option<String>,
+    settings_changed: Option<String>,
 }
 
-/// The launch plan of one server, from its table and the command line.
+/// The launch plans of one server: the base's from its own table, the head's from the head's
+/// table of that name, both under the base's settings and the command line.
 pub(super) fn prepare(
     target: &Target,
-    config_root: &std::path::Path,
-    head: &Side,
+    run: &RunConfigs<'_>,
+    (base, head): (&Side, &Side),
     secrets: &[String],
 ) -> Result<Prepared, Error> {
-    let (plan, probe, decision) =
-        sides::plan_with(target.config.as_ref(), config_root, &target.server, secrets)?;
-    if let Some(url) = plan.fixed_url() {
-        return Err(sides::fixed_url_error(url, plan.origin()));
+    let head_config = if target.table {
+        super::base_settings::head_plan_for(run.head, Some(&target.name))?
+    } else {
+        super::base_settings::head_plan_for(run.head, None)?
+    };
+    let plans = sides::plan_sides(
+        target.config.as_ref(),
+        head_config.as_ref(),
+        (Some(&base.root), Some(&head.root)),
+        &target.server,
+        secrets,
+        run.tree_roots,
+        run.base_label,
+    )?;
+    let (Some(base_plan), Some(head_plan)) = (plans.base, plans.head) else {
+        return Err(Error::internal("a monorepo server needs both sides' plans"));
+    };
+    for plan in [&base_plan, &head_plan] {
+        if let Some(url) = plan.fixed_url() {
+            return Err(sides::fixed_url_error(url, plan.origin()));
+        }
     }
-    let blind = plan.blind_to_tree(&head.root);
+    let blind = head_plan.blind_to_tree(&head.root);
     Ok(Prepared {
         name: target.name.clone(),
-        plan,
-        probe,
-        decision,
+        base_plan,
+        head_plan,
+        probe: plans.probe,
+        decision: plans.decision,
         blind,
+        settings_changed: run.settings_changed.clone(),
     })
 }
 
@@ -334,14 +359,14 @@ pub(super) async fn export_pair(
     (base, head): (&Side, &Side),
     progress: &dyn Progress,
 ) -> Result<(sides::SideExport, sides::SideExport), Error> {
-    let (plan, probe) = (&prepared.plan, &prepared.probe);
+    let probe = &prepared.probe;
     let (base_label, head_label) = (
         format!("{} base", prepared.name),
         format!("{} head", prepared.name),
     );
     let (b, h) = tokio::join!(
-        sides::export_in(base, plan, probe, progress, &base_label),
-        sides::export_in(head, plan, probe, progress, &head_label),
+        sides::export_in(base, &prepared.base_plan, probe, progress, &base_label),
+        sides::export_in(head, &prepared.head_plan, probe, progress, &head_label),
     );
     // Both servers are stopped: nothing they left running may outlive their export.
     crate::platform::harden::end_detached();
@@ -354,6 +379,7 @@ pub(super) async fn export_pair(
         .map_err(|e| e.context("head"))?;
     h.decision = prepared.decision;
     h.blind = prepared.blind.clone();
+    h.settings_changed = prepared.settings_changed.clone();
     Ok((b, h))
 }
 

@@ -25,6 +25,10 @@ pub struct ServerOptions {
     pub protocol_version: Option<String>,
     pub era: Option<Era>,
     pub capabilities: Option<Value>,
+    /// `export --settings-rev`: the revision whose tdqs-gate.toml holds the settings the
+    /// exported revision's launch plan runs under (the gate itself uses
+    /// `GateOptions::settings_rev` and the base revision).
+    pub settings_rev: Option<String>,
 }
 
 // The judge's options live with the judges (`judge::build`), which the gate and the eval share.
@@ -63,6 +67,9 @@ pub struct GateOptions {
     /// The opt-in selection check (`--eval` / `[eval]`), run on both sides when the
     /// definitions differ.
     pub eval: Option<GateEval>,
+    /// `--settings-rev`: the revision whose tdqs-gate.toml holds the gate's settings, when the
+    /// base is not a revision (export files); the base revision otherwise.
+    pub settings_rev: Option<String>,
 }
 
 /// The selection check the gate runs on both sides (docs/eval.md, "In the gate").

@@ -31,6 +31,8 @@ pub(crate) struct SideExport {
     pub decision: crate::config::DecisionConfig,
     /// Why the launch plan cannot see the side's tree (head side only, when it cannot).
     pub blind: Option<String>,
+    /// The settings the head's configuration changes and the run ignored (head side only).
+    pub settings_changed: Option<String>,
 }
 
 pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
@@ -43,6 +45,7 @@ pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
         export,
         decision: Default::default(),
         blind: None,
+        settings_changed: None,
     })
 }
 
@@ -82,16 +85,17 @@ pub(super) type Planned = (LaunchPlan, ProbeProfile, crate::config::DecisionConf
 /// The launch plan and probe profile shared by both sides, read from the head's tree.
 fn plan(head_root: &Path, server: &ServerOptions, secrets: &[String]) -> Result<Planned, Error> {
     let config = Config::load(head_root)?;
-    let (config, server) = one_server(config, server)?;
+    let (config, server, _) = one_server(config, server)?;
     plan_with(config.as_ref(), head_root, &server, secrets)
 }
 
 /// With `[[server]]` tables, the one server a single-server command starts: the table named by
-/// `--server NAME`, or the only table. Without tables, the configuration as it is.
+/// `--server NAME`, or the only table, with its name. Without tables, the configuration as it is.
+#[allow(clippy::type_complexity)]
 fn one_server(
     config: Option<Config>,
     server: &ServerOptions,
-) -> Result<(Option<Config>, ServerOptions), Error> {
+) -> Result<(Option<Config>, ServerOptions, Option<String>), Error> {
     if server.servers.len() > 1 {
         return Err(Error::usage(format!(
             "--server is given {} times, but this command exports one server",
@@ -100,10 +104,10 @@ fn one_server(
         .with_advice("give one --server NAME (several are for the gate itself)"));
     }
     let Some(config) = config else {
-        return Ok((None, server.clone()));
+        return Ok((None, server.clone(), None));
     };
     if config.servers.is_empty() {
-        return Ok((Some(config), server.clone()));
+        return Ok((Some(config), server.clone(), None));
     }
     let names = config.server_names();
     let name = match (&server.server, names.as_slice()) {
@@ -125,7 +129,7 @@ fn one_server(
     let mut server = server.clone();
     server.server = None;
     server.servers.clear();
-    Ok((Some(one), server))
+    Ok((Some(one), server, Some(name)))
 }
 
 /// `--server NAME` that names no `[[server]]` table.
@@ -168,6 +172,100 @@ pub(super) fn plan_with(
     plan.override_limits(|limits| command_line_limits(server, limits));
     let decision = config.map(|c| c.decision).unwrap_or_default();
     Ok((plan, probe_profile(config, server), decision))
+}
+
+/// Both sides' launch plans of one server, and what they share (the base's settings).
+pub(super) struct SidePlans {
+    /// `None` when the base is an export file.
+    pub base: Option<LaunchPlan>,
+    /// `None` when the head is an export file.
+    pub head: Option<LaunchPlan>,
+    pub probe: ProbeProfile,
+    pub decision: crate::config::DecisionConfig,
+}
+
+/// Each side's launch plan from its own configuration (`head` for the head; `settings`, the
+/// base's, for the base) under the base's settings, with the checks of
+/// [`super::base_settings`]: a head plan reads no variable the base does not give a server, and
+/// no plan names a path inside the working tree (`tree_roots`) or `$PWD`. `roots` are the
+/// sides' trees (`None` for an export file), where manifests are looked for.
+pub(super) fn plan_sides(
+    settings: Option<&Config>,
+    head: Option<&Config>,
+    roots: (Option<&Path>, Option<&Path>),
+    server: &ServerOptions,
+    secrets: &[String],
+    tree_roots: &[std::path::PathBuf],
+    base_label: &str,
+) -> Result<SidePlans, Error> {
+    use super::base_settings as bs;
+    let base = match roots.0 {
+        Some(root) => Some(plan_with(settings, root, server, secrets)?),
+        None => None,
+    };
+    let head_config = bs::merged(settings, head);
+    let head = match roots.1 {
+        Some(root) => {
+            // The base's server chosen from a host manifest is the head's entry of that name.
+            let mut head_server = server.clone();
+            let head_has_command = head_config
+                .as_ref()
+                .and_then(|c| c.server.as_ref())
+                .is_some_and(|s| s.command.is_some() || s.url.is_some());
+            if let Some(name) = base.as_ref().and_then(|(p, _, _)| p.manifest_entry()) {
+                if head_server.command.is_none() && head_server.url.is_none() && !head_has_command {
+                    head_server.server = Some(name.to_string());
+                }
+            }
+            Some(plan_with(
+                head_config.as_ref(),
+                root,
+                &head_server,
+                secrets,
+            )?)
+        }
+        None => None,
+    };
+    for (plan, _, _) in base.iter().chain(head.iter()) {
+        bs::refuse_tree_paths(plan, tree_roots)?;
+    }
+    if let Some((plan, _, _)) = &head {
+        let allowed = bs::Allowed::of(base.as_ref().map(|(p, _, _)| p), settings);
+        bs::check_head_references(plan, &allowed, base_label)?;
+    }
+    let (probe, decision) = match base.as_ref().or(head.as_ref()) {
+        Some((_, probe, decision)) => (probe.clone(), *decision),
+        None => (probe_profile(settings, server), Default::default()),
+    };
+    Ok(SidePlans {
+        base: base.map(|(p, _, _)| p),
+        head: head.map(|(p, _, _)| p),
+        probe,
+        decision,
+    })
+}
+
+/// The launch plan of the tree at `root` under the settings of revision `rev` (`export
+/// --settings-rev`): what the gate does for a head, for a step that exports one side.
+fn plan_under_settings(
+    repo: Option<&Path>,
+    rev: &str,
+    root: &Path,
+    server: &ServerOptions,
+    secrets: &[String],
+) -> Result<Planned, Error> {
+    use super::base_settings as bs;
+    let source = bs::SettingsSource::Revision(rev.to_string());
+    let settings = source.config(repo)?;
+    let own = Config::load(root)?;
+    let (settings, own, options) =
+        one_server_configs(settings.as_ref(), true, own.as_ref(), server)?;
+    let merged = bs::merged(settings.as_ref(), own.as_ref());
+    let planned = plan_with(merged.as_ref(), root, &options, secrets)?;
+    let allowed =
+        bs::Allowed::of(None, settings.as_ref()).with_config_references(settings.as_ref());
+    bs::check_head_references(&planned.0, &allowed, &source.label())?;
+    Ok(planned)
 }
 
 /// Starts one side's server and exports its tools; the worktree is removed afterwards.
@@ -305,6 +403,7 @@ pub(super) async fn export_in(
         commit,
         decision: Default::default(),
         blind: None,
+        settings_changed: None,
     })
 }
 
@@ -322,8 +421,14 @@ pub(super) fn side_of(repo: &revision::Repo, source: &SideSource) -> Result<Side
 pub(super) struct Trees {
     pub base: Option<Side>,
     pub head: Option<Side>,
+    /// The head's configuration: its launch plans.
     pub config: Option<Config>,
-    pub config_root: std::path::PathBuf,
+    /// The base revision's configuration: the gate's settings (`None` for an export file).
+    pub base_config: Option<Config>,
+    /// Where the settings came from, for messages.
+    pub base_label: String,
+    /// The repository's working tree, which no launch plan may name by an absolute path.
+    pub tree_roots: Vec<std::path::PathBuf>,
     /// Keeps the working tree's side alive when it is only read for the configuration.
     _config_side: Option<Side>,
 }
@@ -348,11 +453,23 @@ pub(super) fn open_trees(opts: &GateOptions) -> Result<Trees, Error> {
         }
     };
     let config = Config::load(&config_root)?;
+    // Read from the base's checkout before any code of either side runs.
+    let settings = super::base_settings::SettingsSource::of(opts);
+    let (base_config, base_label) = match &base {
+        Some(side) => (
+            Config::load(&side.root)?,
+            format!("the base revision ({})", side.revision_label),
+        ),
+        _ => (settings.config(opts.repo.as_deref())?, settings.label()),
+    };
+    let tree_roots = super::base_settings::tree_roots(repo.workdir());
     Ok(Trees {
         base,
         head,
         config,
-        config_root,
+        base_config,
+        base_label,
+        tree_roots,
         _config_side: config_side,
     })
 }
@@ -374,7 +491,10 @@ pub(super) async fn obtain_from(
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
         (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
-            Ok((read_file_side(b)?, read_file_side(h)?))
+            let base = read_file_side(b)?;
+            let mut head = read_file_side(h)?;
+            head.decision = super::base_settings::decision_of(opts)?;
+            Ok((base, head))
         }
         (base, head) => {
             let trees = match trees {
@@ -385,33 +505,64 @@ pub(super) async fn obtain_from(
                 base: base_side,
                 head: head_side,
                 config,
-                config_root,
+                base_config,
+                base_label,
+                tree_roots,
                 _config_side,
             } = trees;
-            let (config, server) = one_server(config, &opts.server)?;
-            let (plan, probe, decision) =
-                plan_with(config.as_ref(), &config_root, &server, &secrets)?;
-            if let (Some(url), false, false) = (
-                plan.fixed_url(),
-                matches!(base, SideSource::ExportFile(_)),
-                matches!(head, SideSource::ExportFile(_)),
-            ) {
-                return Err(fixed_url_error(url, plan.origin()));
+            let (settings, head_config, server) = one_server_configs(
+                base_config.as_ref(),
+                base_side.is_some(),
+                config.as_ref(),
+                &opts.server,
+            )?;
+            let plans = plan_sides(
+                settings.as_ref(),
+                head_config.as_ref(),
+                (
+                    base_side.as_ref().map(|s| s.root.as_path()),
+                    head_side.as_ref().map(|s| s.root.as_path()),
+                ),
+                &server,
+                &secrets,
+                &tree_roots,
+                &base_label,
+            )?;
+            let settings_changed = super::base_settings::changed_settings_warning(
+                &super::base_settings::changed_settings(base_config.as_ref(), config.as_ref()),
+                &base_label,
+            );
+            for plan in plans.base.iter().chain(plans.head.iter()) {
+                if let (Some(url), false, false) = (
+                    plan.fixed_url(),
+                    matches!(base, SideSource::ExportFile(_)),
+                    matches!(head, SideSource::ExportFile(_)),
+                ) {
+                    return Err(fixed_url_error(url, plan.origin()));
+                }
             }
-            let blind = head_side
-                .as_ref()
-                .and_then(|side| plan.blind_to_tree(&side.root));
+            let (probe, decision) = (plans.probe.clone(), plans.decision);
+            let blind = match (&head_side, &plans.head) {
+                (Some(side), Some(plan)) => plan.blind_to_tree(&side.root),
+                _ => None,
+            };
             let base_fut = async {
                 match (base, base_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
-                    (_, Some(side)) => export_side(side, &plan, &probe, progress, "base").await,
+                    (_, Some(side)) => match &plans.base {
+                        Some(plan) => export_side(side, plan, &probe, progress, "base").await,
+                        None => Err(Error::internal("no base plan")),
+                    },
                     _ => Err(Error::internal("no base side")),
                 }
             };
             let head_fut = async {
                 match (head, head_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
-                    (_, Some(side)) => export_side(side, &plan, &probe, progress, "head").await,
+                    (_, Some(side)) => match &plans.head {
+                        Some(plan) => export_side(side, plan, &probe, progress, "head").await,
+                        None => Err(Error::internal("no head plan")),
+                    },
                     _ => Err(Error::internal("no head side")),
                 }
             };
@@ -422,8 +573,29 @@ pub(super) async fn obtain_from(
             let mut head = head.map_err(|e| e.context("head"))?;
             head.decision = decision;
             head.blind = blind;
+            head.settings_changed = settings_changed;
             Ok((base, head))
         }
+    }
+}
+
+/// One server's configurations in a single-server run: the base's settings (the table chosen
+/// from the base's file), the head's plan for the same server, and the options to start it. With
+/// an export file as the base there are no base settings: the head's file only picks the table.
+#[allow(clippy::type_complexity)]
+pub(super) fn one_server_configs(
+    base_config: Option<&Config>,
+    base_is_tree: bool,
+    head_config: Option<&Config>,
+    server: &ServerOptions,
+) -> Result<(Option<Config>, Option<Config>, ServerOptions), Error> {
+    if base_is_tree {
+        let (settings, options, table) = one_server(base_config.cloned(), server)?;
+        let head = super::base_settings::head_plan_for(head_config, table.as_deref())?;
+        Ok((settings, head, options))
+    } else {
+        let (head, options, _) = one_server(head_config.cloned(), server)?;
+        Ok((None, head, options))
     }
 }
 
@@ -453,6 +625,7 @@ pub(crate) async fn export_one(
     if let SideSource::ExportFile(path) = source {
         return Ok(read_file_side(path)?.export);
     }
+    let mut tree_roots = Vec::new();
     let (side, config_root) =
         if matches!(source, SideSource::WorkingTree) && !revision::in_repository(repo) {
             // Exporting the current folder needs no repository.
@@ -470,14 +643,21 @@ pub(crate) async fn export_one(
         } else {
             let repo = revision::open(repo)?;
             let side = side_of(&repo, source)?;
-            // As in the gate, the working tree's configuration says how any revision is started.
-            let config_root = repo
-                .workdir()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| side.root.clone());
+            // As in the gate, each revision is started by its own launch plan; an absolute
+            // path into the working tree would export the working tree instead.
+            tree_roots = super::base_settings::tree_roots(repo.workdir());
+            let config_root = side.root.clone();
             (side, config_root)
         };
-    let (plan, probe, _) = match plan(&config_root, server, secrets) {
+    let planned = match &server.settings_rev {
+        None => plan(&config_root, server, secrets),
+        Some(rev) => plan_under_settings(repo, rev, &config_root, server, secrets),
+    }
+    .and_then(|planned| {
+        super::base_settings::refuse_tree_paths(&planned.0, &tree_roots)?;
+        Ok(planned)
+    });
+    let (plan, probe, _) = match planned {
         Ok(p) => p,
         Err(e) => {
             let _ = side.close();

@@ -693,6 +693,28 @@ const WEIGHTS: [(&str, u32); 6] = [
     ("contextual_completeness", 10),
 ];
 
+/// A description made only of text aimed at the model (once that text is set apart, nothing is
+/// left) scores as no description at all: every dimension 1. Otherwise the rules would judge
+/// what remains of it — the name, the schema — and score it above an empty description.
+fn only_text_aimed_at_the_model(f: &ToolFacts) -> Option<Value> {
+    if !f.has_description() || !f.clean.trim().is_empty() {
+        return None;
+    }
+    let note = model_directed_note(f)?;
+    let why = format!(
+        "The description is only text aimed at the model ({note}); set apart, nothing is left to judge."
+    );
+    let scores: serde_json::Map<String, Value> = WEIGHTS
+        .iter()
+        .map(|(k, _)| (k.to_string(), json!({"score": 1, "justification": why})))
+        .collect();
+    Some(json!({
+        "scores": scores,
+        "annotation_contradiction": false,
+        "summary": format!("{} has only text aimed at the model for a description; every dimension scores 1, as with no description (static rules {STATIC_MODEL}, no model).", code(&f.name)),
+    }))
+}
+
 /// The per-tool answer as a JSON value.
 pub fn tool_answer(tool: &Value, siblings: &[String]) -> Value {
     tool_answer_in(tool, &Siblings::from(siblings.to_vec()))
@@ -702,6 +724,9 @@ pub fn tool_answer(tool: &Value, siblings: &[String]) -> Value {
 pub fn tool_answer_in(tool: &Value, siblings: &Siblings) -> Value {
     let side = siblings.side();
     let f = facts::extract_with(tool, side);
+    if let Some(answer) = only_text_aimed_at_the_model(&f) {
+        return answer;
+    }
     if !f.has_description() {
         let why = "There is no description, so nothing can be judged beyond the name.";
         let scores: serde_json::Map<String, Value> = WEIGHTS

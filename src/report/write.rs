@@ -286,6 +286,15 @@ fn to_github(
         let mut lines = format!("decision={}\nscored={scored}\n", decision.as_str());
         if let Some(w) = written {
             lines.push_str(&format!("report={}\n", w.json.display()));
+            // What `check --expect-digest` compares: the report as written, unmodified.
+            if let Ok(bytes) = std::fs::read(&w.json) {
+                use sha2::{Digest, Sha256};
+                let digest: String = Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                lines.push_str(&format!("report-sha256={digest}\n"));
+            }
         }
         lines.push_str(&extra);
         append(Path::new(&output), &lines)?;

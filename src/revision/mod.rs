@@ -307,6 +307,45 @@ impl Repo {
         Ok(files)
     }
 
+    /// The regular file at `path` of commit `rev`'s tree, read from the object database (no
+    /// checkout, no link followed); `None` when there is no regular file there. A file over
+    /// `max_bytes` is an error.
+    pub fn committed_file(
+        &self,
+        rev: &str,
+        path: &Path,
+        max_bytes: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        let oid = resolve::resolve_commit(&self.repo, rev, self.is_shallow())?;
+        let read_error = |e: git2::Error| {
+            Error::new(
+                Stage::Revision,
+                format!("cannot read {} at {rev}: {}", path.display(), e.message()),
+            )
+        };
+        let tree = self
+            .repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(read_error)?;
+        let entry = match tree.get_path(path) {
+            Ok(entry) if matches!(entry.filemode(), 0o100644 | 0o100755) => entry,
+            _ => return Ok(None),
+        };
+        let blob = self.repo.find_blob(entry.id()).map_err(read_error)?;
+        if blob.size() > max_bytes {
+            return Err(Error::new(
+                Stage::Revision,
+                format!(
+                    "{} at {rev} is larger than {max_bytes} bytes",
+                    path.display()
+                ),
+            )
+            .with_advice("keep the file small, or give it on the command line"));
+        }
+        Ok(Some(blob.content().to_vec()))
+    }
+
     /// The working tree as it is, uncommitted changes included.
     pub fn working_tree(&self) -> Result<Side> {
         let root = self.workdir().ok_or_else(|| {

@@ -663,6 +663,7 @@ pub(crate) mod gate_check {
             decision_rule: None,
             tool_drop: None,
             full_report: false,
+            settings_rev: None,
             eval: with_eval.then(|| GateEval {
                 suite,
                 cases_path: cases("careful"),
@@ -758,8 +759,12 @@ pub(crate) mod gate_check {
             head: Some(gate_opts.head),
             server: gate_opts.server,
             judge: gate_opts.judge,
+            decision_rule: gate_opts.decision_rule,
+            tool_drop: gate_opts.tool_drop,
+            settings_rev: gate_opts.settings_rev,
         };
-        let rechecked = gate::check::run(&written.json, &check_opts, Arc::new(NoProgress)).await;
+        let rechecked =
+            gate::check::run(&written.json, &check_opts, Arc::new(NoProgress), None).await;
         assert_eq!(rechecked.verdict, Verdict::Block, "{:?}", rechecked.error);
     }
 
@@ -1005,21 +1010,49 @@ fn eval_table_and_flag_turn_the_check_on_from_the_command_line() {
     assert_eq!(r["eval"]["cases"].as_array().unwrap().len(), 22);
     crate::gate::harness::assert_schema_valid(&r);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Selection (synthetic"));
-    // The same from the [eval] table.
+    // The [eval] table is a setting of the base revision: with export files and no
+    // --settings-rev, a working tree's table (the pull request's, in CI) is not read.
     std::fs::write(
         dir.path().join("tdqs-gate.toml"),
         "[eval]\nmode = \"synthetic\"\n",
     )
     .unwrap();
     assert_eq!(gate(&[]).status.code(), Some(0));
+    assert!(report().get("eval").is_none());
+    // From a revision named by --settings-rev: on, and a table without a mode or a path
+    // leaving the repository is INVALID before anything runs.
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(dir.path())
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["add", "tdqs-gate.toml", "tdqs-eval.toml"]);
+    git(&["commit", "-q", "-m", "settings"]);
+    assert_eq!(gate(&["--settings-rev", "HEAD"]).status.code(), Some(0));
     assert_eq!(report()["eval"]["mode"], "synthetic");
-    // A table without a mode, or a path leaving the repository: INVALID before anything runs.
     for table in [
         "[eval]\ncases = \"tdqs-eval.toml\"\n",
         "[eval]\nmode = \"synthetic\"\ncases = \"../x.toml\"\n",
     ] {
         std::fs::write(dir.path().join("tdqs-gate.toml"), table).unwrap();
-        let out = gate(&[]);
+        git(&["commit", "-q", "-a", "-m", "table"]);
+        let out = gate(&["--settings-rev", "HEAD"]);
         assert_eq!(out.status.code(), Some(2), "{table}");
     }
 }

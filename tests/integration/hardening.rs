@@ -371,11 +371,12 @@ fn the_message_size_limit_is_a_flag_and_a_config_key() {
         run.describe()
     );
 
-    // The same limit from tdqs-gate.toml (read from the head's tree).
+    // The same limit from tdqs-gate.toml (a setting: the base revision's).
     setup.repo.write(
         "tdqs-gate.toml",
         "[server]\ncommand = \"python3 {root}/server.py\"\nmax-message-bytes = 1024\n",
     );
+    setup.repo.git(["commit", "-q", "-a", "-m", "limit"]);
     let run = setup.run_raw(&static_args(&dir), dir.clone(), |_| {});
     run.assert_code(2);
     assert!(

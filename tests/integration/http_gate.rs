@@ -209,6 +209,7 @@ impl Setup {
             decision_rule: None,
             tool_drop: None,
             full_report: false,
+            settings_rev: None,
             eval: None,
         }
     }

@@ -1,7 +1,9 @@
 mod action;
 mod architecture;
 mod badge;
+mod base_owned_settings;
 mod calibrate;
+mod check_refuses_weaker_rules;
 mod claude_code;
 mod command_line;
 mod digest;
@@ -35,3 +37,4 @@ mod security;
 mod setup_commands;
 mod spec;
 mod support;
+mod untrusted_text_and_files;

@@ -100,6 +100,72 @@ pub fn redact(text: &str) -> String {
         .redact(text)
 }
 
+/// Text for a terminal: escape sequences removed, then every registered secret masked, then any
+/// other control character shown as an escape (`\x07`, `\r`), newlines and tabs kept.
+///
+/// The order matters: a secret printed with a colour code inside it (`ghp_ab\x1b[31mcd…`) shows
+/// whole on a terminal, so the sequence goes first and the secret is then masked whole; and a
+/// server's text must not move the cursor, retitle the window or hide what follows.
+pub fn for_terminal(text: &str) -> String {
+    escape_controls(&redact(&strip_escape_sequences(text)))
+}
+
+/// `text` without terminal escape sequences: CSI (`ESC [ … final`), OSC and the other string
+/// sequences (`ESC ] … BEL` or `ESC \\`), two-character `ESC x`, and the 8-bit CSI `\u{9b}`.
+pub fn strip_escape_sequences(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                Some('[') => skip_csi(&mut chars),
+                Some(']' | 'P' | 'X' | '^' | '_') => skip_string(&mut chars),
+                // A two-character sequence (or a lone ESC at the end).
+                _ => {}
+            },
+            '\u{9b}' => skip_csi(&mut chars),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    // Parameters and intermediates, then one final byte in @..~.
+    for c in chars.by_ref() {
+        if ('@'..='~').contains(&c) {
+            return;
+        }
+    }
+}
+
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{7}' | '\u{9c}' => return,
+            '\u{1b}' if chars.peek() == Some(&'\\') => {
+                chars.next();
+                return;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Control characters other than newline and tab, shown as escapes.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Where a name that may carry a credential comes from. The rule of [`is_credential_name`] is
 /// the same for every context, with two differences named there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -468,5 +534,13 @@ mod tests {
         r.add("abcdefgh");
         r.add("abcdefgh-ijklmnop");
         assert_eq!(r.redact("x abcdefgh-ijklmnop y"), "x [REDACTED] y");
+    }
+
+    #[test]
+    fn a_secret_split_by_a_colour_code_is_masked_and_controls_are_escaped() {
+        register_secret("ghp_terminalSecret0123456789");
+        let shown = for_terminal("token ghp_terminal\u{1b}[31mSecret0123456789\u{1b}[0m!\u{7}\r\u{1b}]0;title\u{7}end\u{9b}2Jx\n");
+        assert_eq!(shown, "token [REDACTED]!\\x07\\rendx\n");
+        assert_eq!(escape_controls("a\tb\u{0}"), "a\tb\\x00");
     }
 }
