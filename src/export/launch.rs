@@ -235,6 +235,8 @@ pub struct LaunchPlan {
     host_home: Vec<(String, String)>,
     limits: ExportLimits,
     warnings: Vec<String>,
+    /// Whether and how the processes of every side are sandboxed (see [`LaunchPlan::confine`]).
+    sandbox: Option<Arc<crate::platform::sandbox::Decision>>,
 }
 
 /// Rules about secrets for one resolution.
@@ -330,7 +332,24 @@ impl LaunchPlan {
             host_home,
             limits: server.apply_limits(options.limits.clone()),
             warnings,
+            sandbox: None,
         })
+    }
+
+    /// Sets the run's sandbox decision, which [`crate::gate`] applies to each side's spec.
+    pub fn confine(&mut self, decision: crate::platform::sandbox::Decision) {
+        self.sandbox = Some(Arc::new(decision));
+    }
+
+    /// True when the plan starts a process (not only a URL to reach).
+    pub fn starts_process(&self) -> bool {
+        !self.command.is_empty()
+    }
+
+    /// The run's sandbox decision (`None`: not decided, as in library callers that start
+    /// servers themselves; they run unconfined).
+    pub fn sandbox(&self) -> Option<&crate::platform::sandbox::Decision> {
+        self.sandbox.as_deref()
     }
 
     /// Replaces the limits (the command line's limits win over the configuration's, which
@@ -510,6 +529,7 @@ impl LaunchPlan {
                 .map(|(name, value)| reproduce_assignment(name, &value.raw, &root))
                 .collect(),
             http,
+            sandbox: None,
         };
         if spec.program.is_empty() {
             // Only a URL: nothing to start.
@@ -1988,6 +2008,7 @@ mod tests {
             temp_home: None,
             reproduce_env: Vec::new(),
             http: None,
+            sandbox: None,
         };
         assert_eq!(
             spec.reproduce_command(),

@@ -25,6 +25,9 @@ pub struct ServerOptions {
     pub protocol_version: Option<String>,
     pub era: Option<Era>,
     pub capabilities: Option<Value>,
+    /// `--sandbox` (or `TDQS_GATE_SANDBOX`): the workflow's choice, which wins over
+    /// `[sandbox] mode`.
+    pub sandbox: Option<crate::platform::sandbox::SandboxMode>,
 }
 
 // The judge's options live with the judges (`judge::build`), which the gate and the eval share.
