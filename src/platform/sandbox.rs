@@ -196,7 +196,14 @@ pub fn probe(server_network: bool) -> Probe {
     cell.get_or_init(|| probe_now(server_network)).clone()
 }
 
+/// The variable naming the `bwrap` program to use (default: `bwrap` on the gate's `PATH`).
+pub const BWRAP_ENV: &str = "TDQS_GATE_BWRAP";
+
 fn find_bwrap() -> Option<PathBuf> {
+    if let Some(chosen) = std::env::var_os(BWRAP_ENV).filter(|v| !v.is_empty()) {
+        let chosen = PathBuf::from(chosen);
+        return chosen.is_file().then_some(chosen);
+    }
     let path = std::env::var_os("PATH").unwrap_or_default();
     crate::platform::path_search::find_on_path(
         "bwrap".as_ref(),

@@ -25,6 +25,7 @@ mod loopback;
 mod noisy_judge;
 mod process_runner;
 mod real_servers;
+mod sandbox;
 mod revision;
 mod security;
 mod security_r2;
