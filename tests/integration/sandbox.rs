@@ -234,7 +234,10 @@ fn sandbox_processes_die_when_the_gate_is_killed() {
     let setup = Setup::new(&base_tools());
     setup.repo.write(
         &format!("{token}.sh"),
-        "i=0; while [ $i -lt 100 ]; do sleep 60 & i=$((i+1)); done; wait",
+        &format!(
+            "cp \"$(command -v sleep)\" ./{token}-sleep; i=0; while [ $i -lt 100 ]; do \
+             ./{token}-sleep 60 & i=$((i+1)); done; wait"
+        ),
     );
     setup.repo.write(
         "tdqs-gate.toml",
@@ -252,13 +255,17 @@ fn sandbox_processes_die_when_the_gate_is_killed() {
         out.display().to_string(),
     ];
     let mut command = setup.command(&args, &tmp);
-    command.stdout(Stdio::null()).stderr(Stdio::null());
+    let log = setup.work().join("killed.log");
+    command
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
     let mut gate = command.spawn().unwrap();
     let start = Instant::now();
     while alive_with(&token).len() < 50 {
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "the setup never started its processes"
+            "the setup never started its processes: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -268,17 +275,23 @@ fn sandbox_processes_die_when_the_gate_is_killed() {
     assert!(alive.is_empty(), "alive after SIGKILL of the gate: {alive:?}");
 }
 
+fn example_tools(file: &str) -> Value {
+    let path = manifest_dir().join("../examples/issue-tracker").join(file);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn careful_tools() -> Value {
+    example_tools("careful.json")
+}
+
+fn careless_tools() -> Value {
+    example_tools("careless.json")
+}
+
 /// The careful example tools on `main`, the careless ones on the head: a real regression.
 fn regression_setup() -> Setup {
-    let examples = manifest_dir().join("../examples/issue-tracker");
-    let careful: Value =
-        serde_json::from_str(&std::fs::read_to_string(examples.join("careful.json")).unwrap())
-            .unwrap();
-    let careless: Value =
-        serde_json::from_str(&std::fs::read_to_string(examples.join("careless.json")).unwrap())
-            .unwrap();
-    let setup = Setup::new(&careful);
-    setup.set_head(&careless);
+    let setup = Setup::new(&careful_tools());
+    setup.set_head(&careless_tools());
     setup
 }
 
@@ -291,6 +304,7 @@ fn sandbox_the_head_cannot_write_the_base_tree_or_signal_the_base_server() {
         return;
     }
     let setup = regression_setup();
+    setup.set_head(&careful_tools());
     // The gate's temporary folders are `<work>/tmp-N` (see the harness).
     setup.repo.write(
         "attack.sh",
@@ -309,7 +323,8 @@ fn sandbox_the_head_cannot_write_the_base_tree_or_signal_the_base_server() {
         "tdqs-gate.toml",
         "[server]\ncommand = \"sh {root}/attack.sh\"\n",
     );
-    setup.repo.git(["add", "tdqs-gate.toml", "attack.sh"]);
+    setup.repo.commit_all("both sides attack");
+    setup.set_head(&careless_tools());
     let run = setup.run(&["--base", "main", "--judge", "static", "--sandbox", "on"]);
     run.assert_code(1);
     let report = run.report();
