@@ -181,7 +181,10 @@ fn sandbox_decision(
 ) -> Result<crate::platform::sandbox::Decision, Error> {
     use crate::platform::sandbox;
     let table = config.and_then(|c| c.sandbox.as_ref());
-    let path = config.map_or_else(|| Path::new("tdqs-gate.toml").to_path_buf(), |c| c.path.clone());
+    let path = config.map_or_else(
+        || Path::new("tdqs-gate.toml").to_path_buf(),
+        |c| c.path.clone(),
+    );
     let settings = sandbox::parse_config(table, &path)?;
     let ci = sandbox::in_ci(&|name| std::env::var(name).ok());
     sandbox::decide(server.sandbox, &settings, ci, sandbox::probe)

@@ -723,7 +723,10 @@ impl SideSandbox {
                     std::fs::create_dir_all(&private).map_err(|e| {
                         Error::io(
                             Stage::Export,
-                            format!("cannot create the private package cache {}", private.display()),
+                            format!(
+                                "cannot create the private package cache {}",
+                                private.display()
+                            ),
                             e,
                         )
                     })?;
@@ -907,7 +910,11 @@ fn watch_loop(pid: u32, limit: u32, stop: &AtomicBool, tripped: &AtomicBool) {
             if let Ok(entries) = std::fs::read_dir(format!("/proc/{init}/root/proc")) {
                 let count = entries
                     .filter_map(|e| e.ok())
-                    .filter(|e| e.file_name().to_str().is_some_and(|n| n.parse::<u32>().is_ok()))
+                    .filter(|e| {
+                        e.file_name()
+                            .to_str()
+                            .is_some_and(|n| n.parse::<u32>().is_ok())
+                    })
                     .count();
                 if count > limit as usize {
                     tripped.store(true, Ordering::SeqCst);
@@ -930,7 +937,9 @@ mod tests {
     use super::*;
 
     fn strings(args: &[OsString]) -> Vec<String> {
-        args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
     }
 
     fn invocation<'a>(network: bool, args: &'a [String]) -> Invocation<'a> {
@@ -953,7 +962,10 @@ mod tests {
     fn the_argument_list_isolates_processes_and_mounts_outermost_first() {
         let mounts = Mounts {
             hide: vec!["/tmp".into(), "/root".into()],
-            read_only: vec!["/root/.nvm/versions/node/v20".into(), "/tmp/tree/tools".into()],
+            read_only: vec![
+                "/root/.nvm/versions/node/v20".into(),
+                "/tmp/tree/tools".into(),
+            ],
             writable: vec!["/tmp/tree".into(), "/tmp/home".into()],
             protect: vec!["/repo/.git".into(), "/tmp/tree/.git".into()],
             blank_files: vec!["/root/.cargo/credentials.toml".into()],
@@ -975,7 +987,11 @@ mod tests {
         let hide_tmp = position(&args, &["--tmpfs", "/tmp"]);
         let nvm = position(
             &args,
-            &["--ro-bind", "/root/.nvm/versions/node/v20", "/root/.nvm/versions/node/v20"],
+            &[
+                "--ro-bind",
+                "/root/.nvm/versions/node/v20",
+                "/root/.nvm/versions/node/v20",
+            ],
         );
         let tree = position(&args, &["--bind", "/tmp/tree", "/tmp/tree"]);
         let git = position(&args, &["--ro-bind", "/tmp/tree/.git", "/tmp/tree/.git"]);
@@ -987,7 +1003,17 @@ mod tests {
         assert!(root < hide_tmp && hide_tmp < tree && tree < git && hide_tmp < nvm);
         // A read-only folder inside the writable tree is writable anyway: not mounted over it.
         assert!(!args.contains(&"/tmp/tree/tools".to_string()), "{args:?}");
-        let end = position(&args, &["--chdir", "/tmp/tree/sub", "--", "node", "index.js", "--flag"]);
+        let end = position(
+            &args,
+            &[
+                "--chdir",
+                "/tmp/tree/sub",
+                "--",
+                "node",
+                "index.js",
+                "--flag",
+            ],
+        );
         assert_eq!(end + 6, args.len());
         // No environment value ever goes on the command line.
         assert!(!args.iter().any(|a| a.starts_with("--setenv")));
@@ -1014,12 +1040,24 @@ mod tests {
         );
         assert_eq!(
             hidden,
-            ["/tmp", "/var/tmp", "/run", "/home", "/root", "/var/lib/jenkins"]
-                .iter()
-                .map(PathBuf::from)
-                .collect::<Vec<_>>()
+            [
+                "/tmp",
+                "/var/tmp",
+                "/run",
+                "/home",
+                "/root",
+                "/var/lib/jenkins"
+            ]
+            .iter()
+            .map(PathBuf::from)
+            .collect::<Vec<_>>()
         );
-        let odd = hidden_folders(Some(Path::new("/")), Some(Path::new("/usr")), None, &present);
+        let odd = hidden_folders(
+            Some(Path::new("/")),
+            Some(Path::new("/usr")),
+            None,
+            &present,
+        );
         assert!(!odd.contains(&PathBuf::from("/")) && !odd.contains(&PathBuf::from("/usr")));
     }
 

@@ -15,7 +15,15 @@ use crate::gate::harness::*;
 
 fn bwrap_installed() -> bool {
     let works = Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "true"])
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-pid",
+            "--proc",
+            "/proc",
+            "true",
+        ])
         .stdin(Stdio::null())
         .output()
         .is_ok_and(|o| o.status.success());
@@ -147,7 +155,10 @@ fn sandbox_a_hostile_server_finds_no_ancestor_environment() {
         !seen.contains(CANARY),
         "the sandboxed server read the ancestor's environment"
     );
-    assert!(count <= 4, "the sandbox shows only its own processes, not {count}");
+    assert!(
+        count <= 4,
+        "the sandbox shows only its own processes, not {count}"
+    );
     assert_eq!(export["source"]["sandbox"]["kind"], "bubblewrap");
     // The same server without the sandbox: as root it reads the ancestor's credential, which
     // is what the sandbox removes (an unprivileged gate sees it too: the shell is dumpable).
@@ -241,7 +252,9 @@ fn sandbox_processes_die_when_the_gate_is_killed() {
     );
     setup.repo.write(
         "tdqs-gate.toml",
-        &format!("[server]\ncommand = \"python3 {{root}}/server.py\"\nsetup = [\"sh ./{token}.sh\"]\n"),
+        &format!(
+            "[server]\ncommand = \"python3 {{root}}/server.py\"\nsetup = [\"sh ./{token}.sh\"]\n"
+        ),
     );
     setup.repo.commit_all("sleepers");
     let tmp = setup.work().join("killed-tmp");
@@ -272,7 +285,10 @@ fn sandbox_processes_die_when_the_gate_is_killed() {
     gate.kill().unwrap();
     gate.wait().unwrap();
     let alive = wait_until_none_alive(&token, Duration::from_secs(3));
-    assert!(alive.is_empty(), "alive after SIGKILL of the gate: {alive:?}");
+    assert!(
+        alive.is_empty(),
+        "alive after SIGKILL of the gate: {alive:?}"
+    );
 }
 
 fn example_tools(file: &str) -> Value {
@@ -330,7 +346,8 @@ fn sandbox_the_head_cannot_write_the_base_tree_or_signal_the_base_server() {
     let report = run.report();
     for side in ["base", "head"] {
         assert_eq!(
-            report[side]["source"]["sandbox"]["kind"], "bubblewrap",
+            report[side]["source"]["sandbox"]["kind"],
+            "bubblewrap",
             "{side}: {}",
             run.describe()
         );
@@ -364,9 +381,16 @@ fn sandbox_setup_cannot_change_the_users_git_repository() {
     assert!(!stash.is_empty());
     let run = setup.run(&["--base", "main", "--judge", "static", "--sandbox", "on"]);
     run.assert_code(0);
-    assert_eq!(setup.repo.git(["stash", "list"]), stash, "the stash is kept");
+    assert_eq!(
+        setup.repo.git(["stash", "list"]),
+        stash,
+        "the stash is kept"
+    );
     let branches = setup.repo.git(["branch", "--list"]);
-    assert!(branches.contains("keep") && branches.contains("main"), "{branches}");
+    assert!(
+        branches.contains("keep") && branches.contains("main"),
+        "{branches}"
+    );
     assert!(setup.repo.git(["tag", "--list"]).is_empty());
 }
 
@@ -380,9 +404,7 @@ fn sandbox_a_committed_link_cannot_make_setup_write_outside_the_tree() {
     let setup = Setup::new(&base_tools());
     let outside = setup.work().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
-    setup
-        .repo
-        .symlink("out", outside.to_str().unwrap());
+    setup.repo.symlink("out", outside.to_str().unwrap());
     setup.repo.write(
         "tdqs-gate.toml",
         "[server]\ncommand = \"python3 {root}/server.py\"\nsetup = [\"sh -c 'echo pwned > \
@@ -413,7 +435,11 @@ fn sandbox_missing_bubblewrap_is_invalid_in_ci_with_the_fix() {
     });
     let report = text(&output);
     assert_eq!(output.status.code(), Some(2), "{report}");
-    for needle in ["not installed", "apt-get install -y bubblewrap", "--sandbox off"] {
+    for needle in [
+        "not installed",
+        "apt-get install -y bubblewrap",
+        "--sandbox off",
+    ] {
         assert!(report.contains(needle), "{needle}: {report}");
     }
     assert!(!out.exists());
@@ -425,7 +451,10 @@ fn sandbox_missing_bubblewrap_is_invalid_in_ci_with_the_fix() {
         command.env("CI", "true");
     });
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    assert_eq!(json(&out)["source"]["sandbox"]["reason"], "turned off by --sandbox off");
+    assert_eq!(
+        json(&out)["source"]["sandbox"]["reason"],
+        "turned off by --sandbox off"
+    );
     // Outside CI: unconfined, with a warning in the export.
     let output = export(&setup, &[], &out, missing);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
@@ -442,7 +471,11 @@ fn sandbox_missing_bubblewrap_is_invalid_in_ci_with_the_fix() {
         command.env("CI", "true");
     });
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
-    assert!(text(&output).contains("only the workflow"), "{}", text(&output));
+    assert!(
+        text(&output).contains("only the workflow"),
+        "{}",
+        text(&output)
+    );
 }
 
 /// The export of `command` (run in the setup's repository) with the sandbox on and off.
@@ -452,7 +485,12 @@ fn hashes(setup: &Setup, name: &str, args: &[&str]) -> (Value, Value) {
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--sandbox", mode]);
         let output = export(setup, &all, &out, |_| {});
-        assert_eq!(output.status.code(), Some(0), "{name} {mode}: {}", text(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{name} {mode}: {}",
+            text(&output)
+        );
         json(&out)
     };
     (run("on"), run("off"))
@@ -461,8 +499,14 @@ fn hashes(setup: &Setup, name: &str, args: &[&str]) -> (Value, Value) {
 fn assert_same_listing(name: &str, boxed: &Value, open: &Value) {
     assert_eq!(boxed["source"]["sandbox"]["kind"], "bubblewrap", "{name}");
     assert_eq!(open["source"]["sandbox"]["kind"], "none", "{name}");
-    assert_eq!(boxed["setHash"], open["setHash"], "{name}: the sandbox changed the listing");
-    assert!(boxed["tools"].as_array().is_some_and(|t| !t.is_empty()), "{name}");
+    assert_eq!(
+        boxed["setHash"], open["setHash"],
+        "{name}: the sandbox changed the listing"
+    );
+    assert!(
+        boxed["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        "{name}"
+    );
 }
 
 /// Acceptance: every real server the tests install, and the example servers, list exactly the
@@ -488,7 +532,10 @@ fn sandbox_real_and_example_servers_export_the_same_set_hash() {
     }
     if let Some(python) = crate::export::installed("venv/bin/python") {
         let server = manifest_dir().join("servers/fastmcp_server.py");
-        cases.push(("fastmcp", format!("{} {}", python.display(), server.display())));
+        cases.push((
+            "fastmcp",
+            format!("{} {}", python.display(), server.display()),
+        ));
     }
     for (name, command) in &cases {
         let (boxed, open) = hashes(&setup, name, &["--command", command]);
@@ -512,7 +559,13 @@ fn sandbox_the_node_example_builds_and_exports_the_same_set_hash() {
     }
     let setup = Setup::new(&base_tools());
     let example = manifest_dir().join("../examples/issue-tracker-node");
-    for file in ["build.js", "package.json", "package-lock.json", "tools.json", "tdqs-gate.toml"] {
+    for file in [
+        "build.js",
+        "package.json",
+        "package-lock.json",
+        "tools.json",
+        "tdqs-gate.toml",
+    ] {
         setup
             .repo
             .write(file, &std::fs::read_to_string(example.join(file)).unwrap());

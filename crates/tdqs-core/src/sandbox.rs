@@ -68,7 +68,9 @@ impl SandboxRecord {
 /// One line naming each side's sandbox, for a report page: `bubblewrap 0.8.0 (…)` when both
 /// agree, `base: …; head: …` otherwise, and `not recorded` for export files made without it.
 pub fn describe_sides(base: Option<&SandboxRecord>, head: Option<&SandboxRecord>) -> String {
-    let text = |r: Option<&SandboxRecord>| r.map_or_else(|| "not recorded".to_string(), SandboxRecord::describe);
+    let text = |r: Option<&SandboxRecord>| {
+        r.map_or_else(|| "not recorded".to_string(), SandboxRecord::describe)
+    };
     let (b, h) = (text(base), text(head));
     if b == h {
         b
@@ -102,10 +104,7 @@ mod tests {
             reason: Some("turned off by --sandbox off".into()),
         };
         assert_eq!(none.describe(), "none (turned off by --sandbox off)");
-        assert_eq!(
-            describe_sides(Some(&boxed), Some(&boxed)),
-            boxed.describe()
-        );
+        assert_eq!(describe_sides(Some(&boxed), Some(&boxed)), boxed.describe());
         assert_eq!(
             describe_sides(None, Some(&none)),
             "base: not recorded; head: none (turned off by --sandbox off)"
