@@ -70,7 +70,16 @@ fn security_r2_a_detached_daemon_is_ended_before_the_judge_starts() {
     let command = format!(
         "sh -c '(setsid sh -c \"{daemon}\" &); exec {FAKE_SERVER} --tools {{root}}/tools.json'"
     );
-    let mut args: Vec<String> = vec!["--base".into(), "main".into(), "--command".into(), command];
+    // Without the sandbox (in it the daemon dies with the setup's PID namespace, and could not
+    // see the judge's log in the test's folder).
+    let mut args: Vec<String> = vec![
+        "--base".into(),
+        "main".into(),
+        "--sandbox".into(),
+        "off".into(),
+        "--command".into(),
+        command,
+    ];
     args.extend(setup.judge_args());
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = setup.run(&refs);

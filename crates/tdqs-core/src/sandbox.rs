@@ -35,7 +35,7 @@ pub struct SandboxRecord {
 }
 
 impl SandboxRecord {
-    /// One short phrase for a page: `bubblewrap 0.8.0 (server network on, 256 processes)` or
+    /// One short phrase for a page: `bubblewrap (server network on, at most 256 processes)` or
     /// `none (turned off by --sandbox off)`.
     pub fn describe(&self) -> String {
         match self.kind {
@@ -50,11 +50,11 @@ impl SandboxRecord {
                 if let Some(n) = self.max_processes {
                     details.push(format!("at most {n} processes"));
                 }
-                let name = self.version.as_deref().unwrap_or("bubblewrap");
+                // The version stays in the JSON: a page reads the same on every machine.
                 if details.is_empty() {
-                    name.to_string()
+                    "bubblewrap".to_string()
                 } else {
-                    format!("{name} ({})", details.join(", "))
+                    format!("bubblewrap ({})", details.join(", "))
                 }
             }
             SandboxKind::None => match &self.reason {
@@ -94,7 +94,7 @@ mod tests {
         };
         assert_eq!(
             boxed.describe(),
-            "bubblewrap 0.8.0 (server network off, at most 256 processes)"
+            "bubblewrap (server network off, at most 256 processes)"
         );
         let none = SandboxRecord {
             kind: SandboxKind::None,
