@@ -681,7 +681,7 @@ impl SideSandbox {
                 }
             }
         }
-        if !inside_any(layout.cwd, &[tree.clone()]) && layout.cwd.is_absolute() {
+        if !layout.cwd.starts_with(&tree) && layout.cwd.is_absolute() {
             tool_dirs.push(layout.cwd.to_path_buf());
         }
         for dir in tool_dirs {
