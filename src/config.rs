@@ -78,6 +78,8 @@ pub struct Config {
     pub decision: DecisionConfig,
     /// The `[eval]` table, uninterpreted (the eval stage defines its meaning).
     pub eval: Option<toml::Value>,
+    /// The `[sandbox]` table, read by [`crate::platform::sandbox::parse_config`].
+    pub sandbox: Option<toml::Value>,
 }
 
 /// One `[[server]]` table: a name and the same keys as `[server]`.
@@ -353,6 +355,7 @@ impl Config {
             lint: raw.lint,
             decision,
             eval: raw.eval,
+            sandbox: raw.sandbox,
         })
     }
 }
@@ -400,6 +403,7 @@ struct RawConfig {
     lint: Option<toml::Value>,
     decision: Option<RawDecision>,
     eval: Option<toml::Value>,
+    sandbox: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]

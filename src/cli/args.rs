@@ -116,6 +116,18 @@ pub struct ServerArgs {
     /// Client capabilities declared to the server, as JSON (default `{}`).
     #[arg(long, value_name = "JSON")]
     pub capabilities: Option<String>,
+    /// Run setup commands and servers in the bubblewrap sandbox: `auto` (when it works here;
+    /// required in CI), `on` (required) or `off` (never; in CI only this flag may say so).
+    #[arg(long, value_enum, env = "TDQS_GATE_SANDBOX", value_name = "MODE")]
+    pub sandbox: Option<SandboxArg>,
+}
+
+/// `--sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    Auto,
+    On,
+    Off,
 }
 
 /// Which judge scores, and how it is reached.

@@ -76,6 +76,11 @@ pub(super) fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> 
         }),
         capabilities,
         settings_rev: None,
+        sandbox: args.sandbox.map(|mode| match mode {
+            SandboxArg::Auto => crate::platform::sandbox::SandboxMode::Auto,
+            SandboxArg::On => crate::platform::sandbox::SandboxMode::On,
+            SandboxArg::Off => crate::platform::sandbox::SandboxMode::Off,
+        }),
     })
 }
 

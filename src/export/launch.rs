@@ -237,6 +237,8 @@ pub struct LaunchPlan {
     warnings: Vec<String>,
     /// The host manifest entry the command came from, by name.
     manifest_entry: Option<String>,
+    /// Whether and how the processes of every side are sandboxed (see [`LaunchPlan::confine`]).
+    sandbox: Option<Arc<crate::platform::sandbox::Decision>>,
 }
 
 /// Rules about secrets for one resolution.
@@ -337,6 +339,7 @@ impl LaunchPlan {
             limits: server.apply_limits(options.limits.clone()),
             warnings,
             manifest_entry,
+            sandbox: None,
         })
     }
 
@@ -378,6 +381,22 @@ impl LaunchPlan {
             .into_iter()
             .map(|(what, t)| (what, t.raw.clone(), shown(t)))
             .collect()
+    }
+
+    /// Sets the run's sandbox decision, which [`crate::gate`] applies to each side's spec.
+    pub fn confine(&mut self, decision: crate::platform::sandbox::Decision) {
+        self.sandbox = Some(Arc::new(decision));
+    }
+
+    /// True when the plan starts a process (not only a URL to reach).
+    pub fn starts_process(&self) -> bool {
+        !self.command.is_empty()
+    }
+
+    /// The run's sandbox decision (`None`: not decided, as in library callers that start
+    /// servers themselves; they run unconfined).
+    pub fn sandbox(&self) -> Option<&crate::platform::sandbox::Decision> {
+        self.sandbox.as_deref()
     }
 
     /// Replaces the limits (the command line's limits win over the configuration's, which
@@ -557,6 +576,7 @@ impl LaunchPlan {
                 .map(|(name, value)| reproduce_assignment(name, &value.raw, &root))
                 .collect(),
             http,
+            sandbox: None,
         };
         if spec.program.is_empty() {
             // Only a URL: nothing to start.
@@ -2035,6 +2055,7 @@ mod tests {
             temp_home: None,
             reproduce_env: Vec::new(),
             http: None,
+            sandbox: None,
         };
         assert_eq!(
             spec.reproduce_command(),

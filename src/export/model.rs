@@ -37,6 +37,8 @@ pub struct LaunchSpec {
     /// Set when the server speaks Streamable HTTP: then `program` (when not empty) is started
     /// and the client talks to the URL.
     pub http: Option<HttpTarget>,
+    /// The sandbox the server and setup commands run in (`None`: unconfined).
+    pub sandbox: Option<std::sync::Arc<crate::platform::sandbox::SideSandbox>>,
 }
 
 /// An MCP endpoint reached over HTTP.

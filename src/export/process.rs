@@ -28,8 +28,8 @@ use tokio::task::JoinHandle;
 
 use crate::export::model::{LaunchSpec, SetupCommand};
 use crate::platform::process::{
-    finish_drains, run_to_end, spawn_drain, Ended, OutputTail, OwnedChild, RunRequest, StdoutTo,
-    Stopped,
+    finish_drains, run_to_end_watched, spawn_drain, Ended, OutputTail, OwnedChild, RunRequest,
+    StdoutTo, Stopped,
 };
 pub use crate::platform::process::{kill_live_groups, live_group_count};
 use tdqs_core::error::{Error, Stage};
@@ -272,7 +272,13 @@ pub(crate) fn redact_error(spec: &LaunchSpec, error: Error) -> Error {
     }
 }
 
-fn base_command(spec: &LaunchSpec, program: &str, args: &[String]) -> Command {
+/// The command for `program`: in the side's sandbox when it has one (see
+/// [`crate::platform::sandbox`]; `setup` commands always get the network there), otherwise
+/// directly, with the spec's environment only.
+fn base_command(spec: &LaunchSpec, program: &str, args: &[String], setup: bool) -> Command {
+    if let Some(sandbox) = &spec.sandbox {
+        return sandbox.command(setup, &spec.cwd, &spec.env, program, args);
+    }
     let mut command = Command::new(program);
     command
         .args(args)
@@ -312,6 +318,48 @@ fn spawn_error(spec: &LaunchSpec, what: &str, program: &str, err: &io::Error) ->
     .with_advice(advice)
     .with_reproduce(reproduce_line(spec, program, &[]));
     redact_error(spec, error)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox
+
+/// Puts `spec`'s processes into the run's sandbox (`decision`): `tree` (the side's `{root}`)
+/// writable, the package cache shared (the gate's base side) or private (any other side).
+/// Returns what the export records; `None` when nothing is started (a URL only) or nothing
+/// was decided.
+pub(crate) fn confine(
+    spec: &mut LaunchSpec,
+    tree: &std::path::Path,
+    decision: Option<&crate::platform::sandbox::Decision>,
+    package_cache: Option<&std::path::Path>,
+    cache_use: crate::platform::sandbox::CacheUse,
+) -> Result<Option<tdqs_core::sandbox::SandboxRecord>, Error> {
+    use crate::platform::sandbox::{Decision, SideLayout, SideSandbox};
+    let Some(decision) = decision else {
+        return Ok(None);
+    };
+    if spec.program.is_empty() {
+        return Ok(None);
+    }
+    let Decision::Confined(policy) = decision else {
+        return Ok(Some(decision.record()));
+    };
+    let home = spec.temp_home.as_ref().map(|h| h.path().to_path_buf());
+    let mut programs: Vec<String> = vec![spec.program.clone()];
+    programs.extend(spec.setup.iter().map(|s| s.program.clone()));
+    let layout = SideLayout {
+        tree,
+        cwd: &spec.cwd,
+        home: home.as_deref(),
+        cache: package_cache,
+        cache_use,
+        programs: programs.iter().map(String::as_str).collect(),
+    };
+    let mut env = spec.env.clone();
+    let sandbox = SideSandbox::new(std::sync::Arc::clone(policy), &layout, &mut env)?;
+    spec.env = env;
+    spec.sandbox = Some(std::sync::Arc::new(sandbox));
+    Ok(Some(decision.record()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,6 +429,9 @@ pub struct ServerProcess {
     started: Instant,
     /// Skip waiting for an exit after stdin closes (a server speaking HTTP does not read it).
     skip_stdin_wait: bool,
+    sandbox: Option<std::sync::Arc<crate::platform::sandbox::SideSandbox>>,
+    /// Counts the sandbox's processes while the server runs.
+    _watchdog: Option<crate::platform::sandbox::Watchdog>,
 }
 
 // Not derived: the redactor holds secret values.
@@ -397,13 +448,14 @@ impl ServerProcess {
     /// Starts `spec`'s server: empty environment plus `spec.env`, `spec.cwd`, its own process
     /// group, all three standard streams piped.
     pub fn spawn(spec: &LaunchSpec) -> Result<Self, Error> {
-        let mut command = base_command(spec, &spec.program, &spec.args);
+        let mut command = base_command(spec, &spec.program, &spec.args, false);
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut process = OwnedChild::spawn(&mut command)
             .map_err(|err| spawn_error(spec, "the MCP server", &spec.program, &err))?;
+        let watchdog = spec.sandbox.as_ref().map(|s| s.watch(process.pid()));
         let (Some(stdin), Some(stdout), Some(stderr_pipe)) = process.take_pipes() else {
             return Err(Error::internal(
                 "a spawned server is missing a piped stream",
@@ -421,6 +473,8 @@ impl ServerProcess {
             grace: spec.limits.shutdown_grace,
             started: Instant::now(),
             skip_stdin_wait: false,
+            sandbox: spec.sandbox.clone(),
+            _watchdog: watchdog,
         })
     }
 
@@ -476,9 +530,14 @@ impl ServerProcess {
         self.process.try_wait()
     }
 
-    /// The stderr tail so far, redacted.
+    /// The stderr tail so far, redacted; it says so first when the sandbox was stopped for too
+    /// many processes (the server then seems merely to have died).
     pub fn stderr_tail(&self) -> String {
-        redact_with(&self.redactor, &self.stderr.text())
+        let tail = redact_with(&self.redactor, &self.stderr.text());
+        match &self.sandbox {
+            Some(sandbox) if sandbox.tripped() => format!("[{}]\n{tail}", sandbox.limit_note()),
+            _ => tail,
+        }
     }
 
     /// Masks secrets in text that came from the server (stdout samples, error messages).
@@ -583,8 +642,8 @@ pub(crate) async fn run_setups(
 /// process group, and whatever it leaves running in that group is killed when it ends.
 pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Error> {
     let timeout = spec.limits.setup_timeout;
-    let run = run_to_end(
-        base_command(spec, &setup.program, &setup.args),
+    let run = run_to_end_watched(
+        base_command(spec, &setup.program, &setup.args, true),
         RunRequest {
             input: None,
             stdout: StdoutTo::Tail,
@@ -593,6 +652,7 @@ pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result
             grace: spec.limits.shutdown_grace,
             drain_wait: PIPE_DRAIN_WAIT,
         },
+        |pid| spec.sandbox.as_ref().map(|s| s.watch(pid)),
     )
     .await
     .map_err(|err| spawn_error(spec, "the setup command", &setup.program, &err))?;
@@ -611,9 +671,13 @@ pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result
     let result = match run.ended {
         Ended::Exited(status) if status.success() => Ok(()),
         Ended::Exited(status) => Err(fail(format!(
-            "setup command `{shown}` (from {}) {}",
+            "setup command `{shown}` (from {}) {}{}",
             spec.origin,
-            describe_status(status)
+            describe_status(status),
+            match &spec.sandbox {
+                Some(sandbox) if sandbox.tripped() => format!(": {}", sandbox.limit_note()),
+                _ => String::new(),
+            }
         ))),
         Ended::WaitFailed(err) => Err(fail(format!(
             "could not wait for setup command `{shown}`: {err}"
@@ -758,6 +822,7 @@ mod tests {
             temp_home: None,
             reproduce_env: Vec::new(),
             http: None,
+            sandbox: None,
         };
         let process = ServerProcess::spawn(&spec).expect("spawn");
         let pgid = process.pid() as i32;

@@ -67,6 +67,7 @@ pub(crate) fn merged(settings: Option<&Config>, plan: Option<&Config>) -> Option
         lint: settings.and_then(|c| c.lint.clone()),
         decision: settings.map(|c| c.decision).unwrap_or_default(),
         eval: settings.and_then(|c| c.eval.clone()),
+        sandbox: settings.and_then(|c| c.sandbox.clone()),
     })
 }
 
@@ -141,6 +142,13 @@ fn settings_view(config: Option<&Config>) -> BTreeMap<String, String> {
         put("max-message-bytes", format!("{:?}", s.max_message_bytes));
         put("max-listing-bytes", format!("{:?}", s.max_listing_bytes));
     }
+    view.insert(
+        "[sandbox]".to_string(),
+        config
+            .and_then(|c| c.sandbox.as_ref())
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+    );
     let probe = config.map(|c| c.probe.clone()).unwrap_or_default();
     view.insert(
         "[probe]".to_string(),

@@ -29,6 +29,9 @@ pub struct ServerOptions {
     /// exported revision's launch plan runs under (the gate itself uses
     /// `GateOptions::settings_rev` and the base revision).
     pub settings_rev: Option<String>,
+    /// `--sandbox` (or `TDQS_GATE_SANDBOX`): the workflow's choice, which wins over
+    /// `[sandbox] mode`.
+    pub sandbox: Option<crate::platform::sandbox::SandboxMode>,
 }
 
 // The judge's options live with the judges (`judge::build`), which the gate and the eval share.

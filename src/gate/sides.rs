@@ -165,6 +165,9 @@ pub(super) fn plan_with(
         limits: base_limits,
     };
     let mut plan = LaunchPlan::resolve(&options, &HostEnv::current())?;
+    if plan.starts_process() {
+        plan.confine(sandbox_decision(config, server)?);
+    }
     // Credentials typed into the command are masked in every text the gate writes.
     for value in crate::export::command_secrets::credential_values(&plan.command_template()) {
         tdqs_core::redact::register_secret(&value);
@@ -268,6 +271,32 @@ fn plan_under_settings(
     Ok(planned)
 }
 
+/// Whether the pull request's processes run in the sandbox: `--sandbox` (the workflow's
+/// choice), then `[sandbox]` of the configuration, then `auto`; required in CI.
+fn sandbox_decision(
+    config: Option<&Config>,
+    server: &ServerOptions,
+) -> Result<crate::platform::sandbox::Decision, Error> {
+    use crate::platform::sandbox;
+    let table = config.and_then(|c| c.sandbox.as_ref());
+    let path = config.map_or_else(
+        || Path::new("tdqs-gate.toml").to_path_buf(),
+        |c| c.path.clone(),
+    );
+    let settings = sandbox::parse_config(table, &path)?;
+    let ci = sandbox::in_ci(&|name| std::env::var(name).ok());
+    sandbox::decide(server.sandbox, &settings, ci, sandbox::probe)
+}
+
+/// The package cache a side may write: only the gate's base side (reviewed code) shares it.
+fn cache_use(side_name: &str) -> crate::platform::sandbox::CacheUse {
+    if side_name == "base" || side_name.ends_with(" base") {
+        crate::platform::sandbox::CacheUse::Shared
+    } else {
+        crate::platform::sandbox::CacheUse::Private
+    }
+}
+
 /// Starts one side's server and exports its tools; the worktree is removed afterwards.
 async fn export_side(
     side: Side,
@@ -341,7 +370,14 @@ pub(super) async fn export_in(
         .as_ref()
         .map_or_else(|| side.root.clone(), |copy| copy.root().to_path_buf());
     let result = async {
-        let spec = plan.for_side(&run_root)?;
+        let mut spec = plan.for_side(&run_root)?;
+        let sandbox = crate::export::process::confine(
+            &mut spec,
+            &run_root,
+            plan.sandbox(),
+            plan.package_cache(),
+            cache_use(side_name),
+        )?;
         let observe = |event| {
             progress.event(ProgressEvent::Setup {
                 side: side_name.to_string(),
@@ -352,6 +388,9 @@ pub(super) async fn export_in(
             .await
             .map_err(|e| e.context(format!("exporting {label}")))?;
         let mut warnings: Vec<String> = plan.warnings().to_vec();
+        if sandbox.is_some() {
+            warnings.extend(plan.sandbox().and_then(|d| d.warning()).map(str::to_string));
+        }
         warnings.extend(listing.warnings.iter().cloned());
         let source = ExportSource {
             revision: Some(label.clone()),
@@ -359,6 +398,7 @@ pub(super) async fn export_in(
             command: crate::export::command_secrets::mask_command(&plan.command_template()),
             env_names: spec.env_names(),
             origin: Some(plan.origin().to_string()),
+            sandbox,
         };
         let mut export = tdqs_core::digest::assemble_export(listing, probe.clone(), source)
             .map_err(|e| e.context(format!("the tools of {label}")))?;

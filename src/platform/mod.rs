@@ -3,7 +3,8 @@
 //! ([`ownership`]), files that appear whole ([`atomic`]) and are opened only when regular
 //! ([`safe_file`]), finding a program on a `PATH` ([`path_search`]), HTTP clients
 //! ([`http_client`]) and child processes in their own process group, stopped TERM → grace → KILL
-//! with their pipes drained ([`process`]).
+//! with their pipes drained ([`process`]), and the sandbox around the pull request's processes
+//! ([`sandbox`]).
 
 pub mod atomic;
 pub mod harden;
@@ -13,3 +14,4 @@ pub mod path_search;
 pub mod process;
 pub mod procfs;
 pub mod safe_file;
+pub mod sandbox;

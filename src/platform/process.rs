@@ -421,7 +421,17 @@ pub struct RunOutput {
 /// Runs `command` in its own process group to its end or to `request.timeout`, with its pipes
 /// drained all along; whatever it left running in its group is killed when it is done, so no
 /// process outlives the call. Only starting it can fail; everything after is bounded.
-pub async fn run_to_end(mut command: Command, request: RunRequest<'_>) -> io::Result<RunOutput> {
+pub async fn run_to_end(command: Command, request: RunRequest<'_>) -> io::Result<RunOutput> {
+    run_to_end_watched(command, request, |_| ()).await
+}
+
+/// [`run_to_end`], calling `on_spawn` with the leader's pid as soon as it started and keeping
+/// what it returns (a sandbox's watchdog) until the command's group is gone.
+pub async fn run_to_end_watched<W>(
+    mut command: Command,
+    request: RunRequest<'_>,
+    on_spawn: impl FnOnce(u32) -> W,
+) -> io::Result<RunOutput> {
     command
         .stdin(if request.input.is_some() {
             Stdio::piped()
@@ -431,6 +441,7 @@ pub async fn run_to_end(mut command: Command, request: RunRequest<'_>) -> io::Re
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = OwnedChild::spawn(&mut command)?;
+    let watch = on_spawn(child.pid());
     let (stdin, stdout, stderr) = child.take_pipes();
 
     // The pipes are served by their own tasks so that a child blocked on a full stdout, or one
@@ -470,6 +481,7 @@ pub async fn run_to_end(mut command: Command, request: RunRequest<'_>) -> io::Re
     };
     // Anything left behind in the group goes now; that also closes the pipes it held.
     child.sweep();
+    drop(watch);
     if let Some(feeder) = feeder {
         feeder.abort();
     }

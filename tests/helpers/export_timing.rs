@@ -52,6 +52,7 @@ fn main() {
         temp_home: None,
         reproduce_env: Vec::new(),
         http: None,
+        sandbox: None,
     };
     let profile = ProbeProfile {
         era,

@@ -63,6 +63,7 @@ impl Case {
             temp_home: None,
             reproduce_env: Vec::new(),
             http: None,
+            sandbox: None,
         }
     }
 
@@ -1015,6 +1016,7 @@ fn real_spec(case: &Case, program: &Path, args: &[&str]) -> LaunchSpec {
         temp_home: None,
         reproduce_env: Vec::new(),
         http: None,
+        sandbox: None,
     }
 }
 

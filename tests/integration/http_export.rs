@@ -64,6 +64,7 @@ fn started(dir: &Path, mode: &str, extra: &[&str]) -> (LaunchSpec, u16) {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: Vec::new(),
         }),
+        sandbox: None,
     };
     (spec, port)
 }
@@ -352,6 +353,7 @@ fn connection_refused_is_invalid() {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: Vec::new(),
         }),
+        sandbox: None,
     };
     let start = Instant::now();
     let err = run(&spec).expect_err("refused");
@@ -390,6 +392,7 @@ fn a_port_that_never_opens_is_invalid_and_the_command_ended() {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: Vec::new(),
         }),
+        sandbox: None,
     };
     let start = Instant::now();
     let err = run(&spec).expect_err("no port");

@@ -33,6 +33,7 @@ mod release;
 mod regression;
 mod report_summary;
 mod revision;
+mod sandbox;
 mod security;
 mod setup_commands;
 mod spec;

@@ -176,7 +176,8 @@ fn both_unchanged_pass_without_a_model_call() {
     ) + &format!("setup = [\"true\", {record}]\n");
     let setup = monorepo(&config);
     setup.repo.write("HEAD_MARKER", "the head\n");
-    let run = setup.gate(&["-v"]);
+    // Unsandboxed: the setup logs its tree into the test's folder, outside any sandbox's view.
+    let run = setup.gate(&["-v", "--sandbox", "off"]);
     run.assert_code(0);
     // One base worktree for both servers.
     let trees: Vec<String> = std::fs::read_to_string(&log)

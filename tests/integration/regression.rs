@@ -20,7 +20,16 @@ const CUT_SECRET: &str = "svc-r2-partial-0123456789abcdef";
 fn a_base_whose_worktree_vanished_is_invalid_not_pass() {
     let setup = Setup::new(&base_tools());
     let command = format!("{FAKE_SERVER} --tools {{root}}/tools.json --vanish");
-    let mut args: Vec<String> = vec!["--base".into(), "main".into(), "--command".into(), command];
+    // Unsandboxed: in the sandbox the server cannot remove its own tree's mount points (the
+    // removal this stands for comes from outside, from another gate).
+    let mut args: Vec<String> = vec![
+        "--base".into(),
+        "main".into(),
+        "--sandbox".into(),
+        "off".into(),
+        "--command".into(),
+        command,
+    ];
     args.extend(setup.judge_args());
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = setup.run(&refs);
@@ -100,7 +109,16 @@ fn a_detached_daemon_is_ended_before_the_judge_starts() {
     let command = format!(
         "sh -c '(setsid sh -c \"{daemon}\" &); exec {FAKE_SERVER} --tools {{root}}/tools.json'"
     );
-    let mut args: Vec<String> = vec!["--base".into(), "main".into(), "--command".into(), command];
+    // Without the sandbox (in it the daemon dies with the setup's PID namespace, and could not
+    // see the judge's log in the test's folder).
+    let mut args: Vec<String> = vec![
+        "--base".into(),
+        "main".into(),
+        "--sandbox".into(),
+        "off".into(),
+        "--command".into(),
+        command,
+    ];
     args.extend(setup.judge_args());
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = setup.run(&refs);

@@ -52,7 +52,14 @@ fn run_with_secrets(setup: &Setup, server_args: &str, probe: &Path) -> Run {
     setup
         .repo
         .commit_all("a server that steals its parent's environment");
-    let mut args: Vec<String> = vec!["--base".into(), "main".into()];
+    // Unsandboxed: the masking and the non-dumpable gate are what is tested (the probe file
+    // lies outside the tree); tests/integration/sandbox.rs covers the sandboxed server.
+    let mut args: Vec<String> = vec![
+        "--base".into(),
+        "main".into(),
+        "--sandbox".into(),
+        "off".into(),
+    ];
     args.extend(setup.judge_args());
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     setup.run_with(&refs, |command| {
@@ -141,7 +148,9 @@ fn parent_environ_as_same_user() -> String {
         Command::new(&gate)
     };
     let output = command
-        .args(["export", "--command", &command_text])
+        // The non-dumpable gate is the defence without the sandbox (tests/integration/sandbox.rs
+        // covers the sandboxed run), and the probe file lies outside the tree.
+        .args(["export", "--sandbox", "off", "--command", &command_text])
         .current_dir(dir.path())
         .env("TMPDIR", &tmp)
         .env("HOME", dir.path())
@@ -191,7 +200,16 @@ fn a_detached_daemon_is_ended_and_reported() {
         "{FAKE_SERVER} --tools {{root}}/tools.json --daemon {}",
         daemons.display()
     );
-    let mut args: Vec<String> = vec!["--base".into(), "main".into(), "--command".into(), command];
+    // The subreaper is the defence without the sandbox (in it, daemons die with its PID
+    // namespace), and the daemons record their pids outside the tree.
+    let mut args: Vec<String> = vec![
+        "--base".into(),
+        "main".into(),
+        "--sandbox".into(),
+        "off".into(),
+        "--command".into(),
+        command,
+    ];
     args.extend(setup.judge_args());
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = setup.run(&refs);
@@ -232,6 +250,9 @@ fn gate_with_hanging_servers(setup: &Setup, tmp: &Path) -> (std::process::Child,
         "main".into(),
         "--command".into(),
         command,
+        // The servers' pids are written outside the tree: the gate's own clean-up is tested.
+        "--sandbox".into(),
+        "off".into(),
         "--report-dir".into(),
         setup.work().join("report-signal").display().to_string(),
     ];

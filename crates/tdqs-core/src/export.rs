@@ -80,6 +80,10 @@ pub struct ExportSource {
     pub env_names: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+    /// What confined the server and its setup commands (absent in exports made before it was
+    /// recorded, and for a URL-only server, which the gate does not start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxRecord>,
 }
 
 /// One side's exported tool definitions, exactly as the server listed them.

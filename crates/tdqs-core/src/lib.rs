@@ -26,5 +26,6 @@ pub mod overlap;
 pub mod redact;
 pub mod report;
 pub mod rubric;
+pub mod sandbox;
 pub mod score;
 pub mod spec;

@@ -99,6 +99,7 @@ pub fn render(report: &Report) -> String {
         side_label(&report.base_revision, &report.base_commit),
         side_label(&report.head_revision, &report.head_commit)
     );
+    out.push_str(&crate::sandbox::report_line(report));
     if let Some(scoring) = &report.scoring {
         let judge = &scoring.judge;
         if judge.model_judged {
