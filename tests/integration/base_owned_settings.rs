@@ -109,8 +109,13 @@ fn dumping_plan(dump: &Path, extra: &str) -> String {
     )
 }
 
+/// The gate's environment holds the runner's credentials. Unsandboxed, so that the server's
+/// dump of its environment lands in the test's folder (the sandbox hides it, and builds the
+/// server's environment from nothing anyway: tested in `sandbox.rs`); what is tested here is
+/// that the head's settings cannot ask for them.
 fn with_credentials(command: &mut std::process::Command, home: &Path) {
     command
+        .env("TDQS_GATE_SANDBOX", "off")
         .env("GITHUB_TOKEN", TOKEN)
         .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", OIDC)
         .env("SSH_AUTH_SOCK", AGENT)

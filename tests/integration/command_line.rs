@@ -97,10 +97,6 @@ fn check_refuses_the_flags_of_the_gate() {
             &["check", "r.json", "--report-dir", "out"][..],
             "--report-dir",
         ),
-        (
-            &["check", "r.json", "--decision-rule", "reference"],
-            "--decision-rule",
-        ),
         (&["check", "r.json", "--badge", "b.json"], "--badge"),
         (&["check", "r.json", "--runs", "3"], "--runs"),
         (&["check", "r.json", "--eval", "synthetic"], "--eval"),
@@ -121,7 +117,15 @@ fn calibrate_help_lists_no_flag_of_the_gate() {
         .collect();
     assert!(stray.is_empty(), "calibrate --help lists {stray:?}");
     let check = flags_of(Some("check"));
-    for flag in ["--report-dir", "--badge", "--decision-rule", "--runs"] {
+    // `--decision-rule` and `--tool-drop` do apply: they fix the rule the report must have been
+    // decided by.
+    for flag in [
+        "--report-dir",
+        "--badge",
+        "--runs",
+        "--full-report",
+        "--eval",
+    ] {
         assert!(
             !check.contains(&flag.to_string()),
             "check --help lists {flag}"
