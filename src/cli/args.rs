@@ -43,6 +43,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Score a registry capture N times and write calibration.json (`--calibrate`).
     Calibrate(CalibrateArgs),
+    /// The CI building blocks: export a side into a folder, score two folders with step
+    /// outputs, the sticky pull-request comment (see docs/github-action.md).
+    Ci(super::ci_args::CiArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

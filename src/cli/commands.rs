@@ -24,6 +24,7 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
         Some(Command::Lint(args)) => lint_command(args, verbosity).await,
         Some(Command::Eval(args)) => super::eval_cmd::eval_command(args, verbosity).await,
         Some(Command::InstallHook(args)) => install_hook_command(args),
+        Some(Command::Ci(args)) => super::ci_cmd::ci_command(args, verbosity).await,
         Some(Command::Check(args)) => {
             let gate = GateArgs {
                 sides: args.sides,
@@ -150,7 +151,7 @@ fn export_dirs(args: &SidesArgs) -> Result<Option<(SideSource, SideSource)>, Err
     }
 }
 
-fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
+pub(super) fn gate_options(args: &SidesArgs) -> Result<GateOptions, Error> {
     if let Some((base, head)) = export_dirs(args)? {
         let mut opts = gate_options(&SidesArgs {
             base: Some(String::new()),
@@ -279,7 +280,7 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
 
 /// `--report-dir`, else `.tool-definition-score` at the root of the repository around `--repo`
 /// (or the current folder), else in the current folder when there is no repository.
-fn report_dir(args: &SidesArgs) -> PathBuf {
+pub(super) fn report_dir(args: &SidesArgs) -> PathBuf {
     if let Some(dir) = &args.report_dir {
         return dir.clone();
     }
@@ -331,7 +332,7 @@ fn gate_options_for_check(args: &SidesArgs) -> Result<GateOptions, Error> {
     Ok(opts)
 }
 
-fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
+pub(super) fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
     let reason = outcome
         .report
         .as_ref()

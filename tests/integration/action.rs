@@ -41,21 +41,21 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
-mod runner {
+pub(crate) mod runner {
     //! A composite-action runner for the subset of GitHub Actions `action.yml` uses.
 
     use super::*;
 
     /// A value of GitHub's expression language (numbers are not used by the Action).
     #[derive(Debug, Clone, PartialEq)]
-    enum Val {
+    pub(crate) enum Val {
         Null,
         Bool(bool),
         Str(String),
     }
 
     impl Val {
-        fn truthy(&self) -> bool {
+        pub(crate) fn truthy(&self) -> bool {
             match self {
                 Val::Null => false,
                 Val::Bool(b) => *b,
@@ -63,7 +63,7 @@ mod runner {
             }
         }
 
-        fn text(&self) -> String {
+        pub(crate) fn text(&self) -> String {
             match self {
                 Val::Null => String::new(),
                 Val::Bool(b) => b.to_string(),
@@ -170,6 +170,9 @@ mod runner {
         pub github: &'a BTreeMap<String, String>,
         pub runner: &'a BTreeMap<String, String>,
         pub failed: bool,
+        /// Further contexts by their dotted path (`needs.JOB.outputs.X`, `secrets.NAME`,
+        /// `github.event.…`), for the workflow stand-in.
+        pub extra: Option<&'a BTreeMap<String, String>>,
     }
 
     impl Scope<'_> {
@@ -196,6 +199,15 @@ mod runner {
                     .unwrap_or(Val::Null),
                 ["github", name] => Val::Str(self.github.get(*name).cloned().unwrap_or_default()),
                 ["runner", name] => Val::Str(self.runner.get(*name).cloned().unwrap_or_default()),
+                _ if self.extra.is_some_and(|e| e.contains_key(path)) => {
+                    Val::Str(self.extra.unwrap()[path].clone())
+                }
+                [first, ..]
+                    if self.extra.is_some()
+                        && ["github", "needs", "secrets", "inputs"].contains(first) =>
+                {
+                    Val::Null
+                }
                 _ => panic!("the test runner does not know the context `{path}`"),
             }
         }
@@ -286,7 +298,7 @@ mod runner {
         }
     }
 
-    fn evaluate(expr: &str, scope: &Scope) -> Val {
+    pub(crate) fn evaluate(expr: &str, scope: &Scope) -> Val {
         let mut parser = Parser {
             toks: tokenize(expr),
             pos: 0,
@@ -319,7 +331,7 @@ mod runner {
     }
 
     /// An `if:`: without a status function it means `success() && (…)`.
-    fn condition(text: &str, scope: &Scope) -> bool {
+    pub(crate) fn condition(text: &str, scope: &Scope) -> bool {
         let text = text.trim();
         let inner = text
             .strip_prefix("${{")
@@ -424,7 +436,7 @@ mod runner {
         pub github_token: String,
     }
 
-    fn parse_outputs(text: &str) -> BTreeMap<String, String> {
+    pub(crate) fn parse_outputs(text: &str) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         let mut lines = text.lines();
         while let Some(line) = lines.next() {
@@ -496,7 +508,7 @@ mod runner {
         out
     }
 
-    fn yaml_str(value: &serde_norway::Value) -> String {
+    pub(crate) fn yaml_str(value: &serde_norway::Value) -> String {
         match value {
             serde_norway::Value::String(s) => s.clone(),
             serde_norway::Value::Bool(b) => b.to_string(),
@@ -506,7 +518,7 @@ mod runner {
         }
     }
 
-    fn yaml_map(value: Option<&serde_norway::Value>) -> Vec<(String, String)> {
+    pub(crate) fn yaml_map(value: Option<&serde_norway::Value>) -> Vec<(String, String)> {
         match value {
             None => Vec::new(),
             Some(serde_norway::Value::Mapping(m)) => {
@@ -520,17 +532,43 @@ mod runner {
         serde_norway::from_str(&read(&repo_root().join("action.yml"))).expect("action.yml is YAML")
     }
 
-    /// Runs action.yml for `job`.
+    /// The folders of a run: the job's (shared by every step, as on a runner) and the Action's.
+    pub struct Dirs {
+        pub runner_temp: PathBuf,
+        pub home: PathBuf,
+        pub artifacts: PathBuf,
+        /// GITHUB_ACTION_PATH: the Action's own folder.
+        pub action_path: PathBuf,
+        /// Variables and PATH entries that earlier steps of the job added (GITHUB_ENV,
+        /// GITHUB_PATH), and that this run's steps add.
+        pub added_env: std::cell::RefCell<BTreeMap<String, String>>,
+        pub added_path: std::cell::RefCell<Vec<String>>,
+    }
+
+    /// Runs action.yml for `job`, in folders of its own.
     pub fn run(job: &Job) -> ActionRun {
-        let action = load_action();
         let temp = tempfile::Builder::new()
             .prefix("action-run-")
             .tempdir()
             .expect("temp folder");
-        let runner_temp = temp.path().join("runner-temp");
-        let home = temp.path().join("home");
-        let artifacts = temp.path().join("artifacts");
-        for dir in [&runner_temp, &home, &artifacts] {
+        let dirs = Dirs {
+            runner_temp: temp.path().join("runner-temp"),
+            home: temp.path().join("home"),
+            artifacts: temp.path().join("artifacts"),
+            action_path: repo_root(),
+            added_env: Default::default(),
+            added_path: Default::default(),
+        };
+        run_in(job, &dirs, temp)
+    }
+
+    /// Runs action.yml for `job` in the given folders; `temp` lives as long as the result.
+    pub fn run_in(job: &Job, dirs: &Dirs, temp: tempfile::TempDir) -> ActionRun {
+        let action: serde_norway::Value =
+            serde_norway::from_str(&read(&dirs.action_path.join("action.yml")))
+                .expect("action.yml is YAML");
+        let (runner_temp, home, artifacts) = (&dirs.runner_temp, &dirs.home, &dirs.artifacts);
+        for dir in [runner_temp, home, artifacts] {
             std::fs::create_dir_all(dir).expect("runner folders");
         }
         let mut github = BTreeMap::new();
@@ -563,6 +601,7 @@ mod runner {
                         github: &github,
                         runner: &runner_ctx,
                         failed: false,
+                        extra: None,
                     };
                     interpolate(
                         &spec.get("default").map(yaml_str).unwrap_or_default(),
@@ -594,6 +633,7 @@ mod runner {
                 github: &github,
                 runner: &runner_ctx,
                 failed,
+                extra: None,
             };
             let run_it = step
                 .get("if")
@@ -628,12 +668,27 @@ mod runner {
                     );
                     let step_dir = temp.path().join(format!("step-{index}"));
                     std::fs::create_dir_all(&step_dir).expect("step folder");
-                    let output_file = step_dir.join("output");
-                    let summary_file = step_dir.join("summary");
+                    // Where GitHub's runner keeps a step's command files, one set per step.
+                    let commands = runner_temp.join("_runner_file_commands");
+                    std::fs::create_dir_all(&commands).expect("command files");
+                    static STEPS: std::sync::atomic::AtomicU64 =
+                        std::sync::atomic::AtomicU64::new(0);
+                    let unique = format!(
+                        "{}_{index}",
+                        STEPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                    );
+                    let output_file = commands.join(format!("set_output_{unique}"));
+                    let summary_file = commands.join(format!("step_summary_{unique}"));
+                    let env_file = commands.join(format!("set_env_{unique}"));
+                    let path_file = commands.join(format!("add_path_{unique}"));
                     let script_file = step_dir.join("script.sh");
                     let log_file = step_dir.join("log");
-                    std::fs::write(&output_file, "").expect("output file");
-                    std::fs::write(&summary_file, "").expect("summary file");
+                    for file in [&output_file, &summary_file, &env_file, &path_file] {
+                        std::fs::write(file, "").expect("command file");
+                    }
+                    let mut path_var = dirs.added_path.borrow().clone();
+                    path_var.reverse();
+                    path_var.push(std::env::var("PATH").unwrap_or_default());
                     std::fs::write(&script_file, &script).expect("script file");
                     let log = std::fs::File::create(&log_file).expect("log file");
                     let mut command = Command::new("bash");
@@ -642,20 +697,23 @@ mod runner {
                         .arg(&script_file)
                         .current_dir(&job.workspace)
                         .env_clear()
-                        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                        .env("HOME", &home)
+                        .env("PATH", path_var.join(":"))
+                        .env("HOME", home)
                         .env("XDG_CACHE_HOME", home.join(".cache"))
                         .env("LANG", "C.UTF-8")
                         .env("CI", "true")
                         .env("GITHUB_ACTIONS", "true")
                         .env("GIT_CONFIG_NOSYSTEM", "1")
                         .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                        .env("RUNNER_TEMP", &runner_temp)
+                        .env("RUNNER_TEMP", runner_temp)
                         .env("GITHUB_WORKSPACE", &job.workspace)
-                        .env("GITHUB_ACTION_PATH", repo_root())
+                        .env("GITHUB_ACTION_PATH", &dirs.action_path)
                         .env("GITHUB_OUTPUT", &output_file)
                         .env("GITHUB_STEP_SUMMARY", &summary_file)
+                        .env("GITHUB_ENV", &env_file)
+                        .env("GITHUB_PATH", &path_file)
                         .envs(&job.env)
+                        .envs(dirs.added_env.borrow().iter())
                         .envs(&env)
                         .stdin(std::process::Stdio::null())
                         .stdout(log.try_clone().expect("log handle"))
@@ -670,6 +728,16 @@ mod runner {
                     result.log = read(&log_file);
                     result.outputs = parse_outputs(&read(&output_file));
                     summary.push_str(&read(&summary_file));
+                    // As the runner does: what a step adds applies to every later step.
+                    dirs.added_env
+                        .borrow_mut()
+                        .extend(parse_outputs(&read(&env_file)));
+                    dirs.added_path.borrow_mut().extend(
+                        read(&path_file)
+                            .lines()
+                            .filter(|l| !l.trim().is_empty())
+                            .map(str::to_string),
+                    );
                 } else if let Some(uses) = &uses {
                     result.outcome = Outcome::Success;
                     if uses.starts_with("actions/cache/restore@") {
@@ -717,6 +785,7 @@ mod runner {
             github: &github,
             runner: &runner_ctx,
             failed,
+            extra: None,
         };
         let outputs = action["outputs"]
             .as_mapping()
@@ -731,7 +800,7 @@ mod runner {
             failed,
             summary,
             annotations,
-            artifacts,
+            artifacts: artifacts.clone(),
             _temp: temp,
         }
     }
@@ -2000,3 +2069,4 @@ fn issue_16_the_eval_input_runs_the_selection_check() {
 }
 
 mod issue_17_monorepo;
+mod reusable_workflow;
