@@ -109,7 +109,7 @@ cmd_install() {
         source)
             bin="${cache}/bin/tdqs-gate" && digest="$(source_digest)"
             if [[ -x "${bin}" && "$(cat "${cache}/bin/source-digest" 2>/dev/null)" == "${digest}" ]]; then
-                echo 'tdqs-gate action: reusing the cached build of this source'
+                echo 'tdqs-gate action: reusing the cached build of this source' && out built false
             else
                 command -v cargo >/dev/null || fail "cargo is not installed, so tdqs-gate cannot be built from source (version: source). GitHub-hosted Ubuntu and macOS runners have it; elsewhere install Rust (rustup) before this step"
                 echo 'tdqs-gate action: cargo build --release --locked (a few minutes without a cache)'
@@ -165,8 +165,9 @@ cmd_score() {
     unset INPUT_TOKEN
     [[ -z "${CLAUDE_DIR:-}" ]] || PATH="${CLAUDE_DIR}:${PATH}"
     cd "$(workdir)"
-    "${GATE_BIN}" ci score --base-dir="$(exports)/base" --head-dir="$(exports)/head" ${BASE_DIGEST:+"--base-digest=${BASE_DIGEST}"} \
-        --github-output="${GITHUB_OUTPUT}" --args="${INPUT_ARGS:-}" -- "${args[@]}" || code=$?
+    args=(ci score "--base-dir=$(exports)/base" "--head-dir=$(exports)/head" ${BASE_DIGEST:+"--base-digest=${BASE_DIGEST}"} "--github-output=${GITHUB_OUTPUT}" "--args=${INPUT_ARGS:-}" -- "${args[@]}")
+    printf 'tdqs-gate action: tdqs-gate' && printf ' %q' "${args[@]}" && echo
+    "${GATE_BIN}" "${args[@]}" || code=$?
     if ((code > 2)); then # a crash or a kill: the binary wrote no outputs
         out decision invalid && out exit-code "${code}" && out reason "tdqs-gate ended with exit code ${code} (a crash, or killed by a signal or the job's time limit); treated as INVALID"
         printf '## ⚠️ Tool definition score: INVALID\n\ntdqs-gate ended with exit code %s and wrote no report.\n\n' "${code}" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"

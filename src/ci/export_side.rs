@@ -44,6 +44,8 @@ pub struct Exported {
     pub name: String,
     /// `None` when exported, else the cause written to `NAME.failed`.
     pub failure: Option<String>,
+    /// The whole error with its advice and the server's stderr, for the log.
+    pub details: Option<String>,
 }
 
 /// What [`run`] needs.
@@ -74,6 +76,7 @@ pub async fn run(args: &ExportSide<'_>, progress: &dyn Progress) -> Result<Vec<E
             return Ok(vec![Exported {
                 name: SINGLE.to_string(),
                 failure: Some(cause),
+                details: Some(redact(&e.render())),
             }]);
         }
     };
@@ -116,6 +119,7 @@ async fn export_one(
             Ok(Exported {
                 name: name.to_string(),
                 failure: None,
+                details: None,
             })
         }
         Err(e) => {
@@ -124,6 +128,7 @@ async fn export_one(
             Ok(Exported {
                 name: name.to_string(),
                 failure: Some(cause),
+                details: Some(redact(&e.render())),
             })
         }
     }

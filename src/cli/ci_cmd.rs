@@ -130,6 +130,9 @@ async fn export(args: CiExportArgs, verbosity: Verbosity) -> Result<Verdict, Err
                     file.display()
                 ),
             };
+            if let Some(details) = &one.details {
+                let _ = writeln!(std::io::stderr(), "{details}");
+            }
             say(verbosity, &text);
         }
         done?

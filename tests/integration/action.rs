@@ -911,6 +911,12 @@ fn pull_request_job(workspace: &Path, temp: &Path, inputs: &[(&str, &str)], api_
     }
     env.insert("GITHUB_EVENT_PATH".to_string(), event.display().to_string());
     env.insert("GITHUB_API_URL".to_string(), api_url.to_string());
+    // The runner's `gh`, talking to the loopback API.
+    env.insert("FAKE_GH_API".to_string(), api_url.to_string());
+    env.insert(
+        "TDQS_GATE_GH".to_string(),
+        fake_gh(temp).display().to_string(),
+    );
     Job {
         workspace: workspace.to_path_buf(),
         inputs: inputs
@@ -920,6 +926,35 @@ fn pull_request_job(workspace: &Path, temp: &Path, inputs: &[(&str, &str)], api_
         env,
         github_token: "ghs_job_token_for_tests".to_string(),
     }
+}
+
+/// A `gh` that forwards `gh api` to the loopback API (`FAKE_GH_API`), as the real one would to
+/// api.github.com with GH_TOKEN.
+fn fake_gh(dir: &Path) -> PathBuf {
+    let path = dir.join("gh");
+    std::fs::write(
+        &path,
+        r#"#!/usr/bin/env bash
+set -euo pipefail
+[[ "$1" == api ]] || exit 2
+shift
+method=GET input=""
+while (($#)); do
+    case "$1" in
+        --method) method="$2"; shift 2 ;;
+        -H) shift 2 ;;
+        --input) input="$2"; shift 2 ;;
+        *) path="$1"; shift ;;
+    esac
+done
+args=(-sS -f -X "$method" -H "Authorization: Bearer ${GH_TOKEN}")
+[[ -z "$input" ]] || args+=(--data-binary @-)
+exec curl "${args[@]}" "${FAKE_GH_API}/${path}"
+"#,
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
 }
 
 fn temp() -> tempfile::TempDir {
@@ -1074,8 +1109,10 @@ fn worse_definitions_block_with_the_static_judge_and_update_the_sticky_comment()
     let workspace = fixtures.clone("worse");
     // 150 comments: the Action's own sits on the second page.
     let mut existing: Vec<Value> = (1..=150).map(|i| comment(i, "a comment")).collect();
-    existing[120] = comment(121, &format!("{MARKER}\n## old summary"));
+    existing[120] = json!({"id": 121, "body": format!("{MARKER}\n## old summary"), "user": {"login": "github-actions[bot]"}});
     existing[10] = comment(11, &format!("> {MARKER} quoted by someone"));
+    // Spoofed: the marker line exactly, by someone else, before the Action's own comment.
+    existing[20] = comment(21, &format!("{MARKER}\n## PASS, trust me"));
     let (api, requests) = comments_api(existing, 201);
     let t = temp();
     let job = pull_request_job(
@@ -1175,7 +1212,7 @@ fn a_server_that_does_not_start_is_invalid_and_cannot_issue_workflow_commands() 
     assert!(run
         .annotations
         .iter()
-        .any(|a| a.level == "warning" && a.message.contains("HTTP 403")));
+        .any(|a| a.level == "warning" && a.message.contains("403")));
     assert_eq!(
         run.step("Comment on the pull request").outcome,
         Outcome::Success
@@ -1250,10 +1287,7 @@ fn the_token_reaches_only_the_judge_and_never_the_log() {
     let report: Value = serde_json::from_str(&read(Path::new(&run.outputs["report"]))).unwrap();
     assert_eq!(report["error"]["stage"], "spec", "{log}");
     assert!(
-        log.contains(&format!(
-            "--cache-dir {}",
-            cache.display().to_string().replace(' ', "\\ ")
-        )),
+        log.contains(&format!("copy it into {}", cache.display())),
         "the quoted --cache-dir stays one word:\n{log}"
     );
     // The judge got the token, as CLAUDE_CODE_OAUTH_TOKEN.
@@ -1299,10 +1333,8 @@ fn issue_12_item_1_the_token_step_starts_no_server() {
     // The pull request's code runs in the export step, which holds no token.
     let export = run.step("export");
     assert!(export.env.values().all(|v| !v.contains(TOKEN)), "{log}");
-    assert!(export.log.contains("tdqs-gate export (base)"), "{log}");
-    assert!(export.log.contains("tdqs-gate export (head)"), "{log}");
     assert_eq!(
-        export.log.matches("tdqs-gate: exported ").count(),
+        export.log.matches("tdqs-gate: exported _single").count(),
         2,
         "both servers ran in the export step:\n{log}"
     );
@@ -1315,8 +1347,9 @@ fn issue_12_item_1_the_token_step_starts_no_server() {
         .lines()
         .find(|l| l.starts_with("tdqs-gate action: tdqs-gate "))
         .unwrap_or_else(|| panic!("no command line:\n{log}"));
-    assert!(command.contains(" --base-export="), "{command}");
-    assert!(command.contains(" --head-export="), "{command}");
+    assert!(command.contains(" ci score --base-dir="), "{command}");
+    assert!(command.contains(" --head-dir="), "{command}");
+    assert!(!gate.log.contains("tdqs-gate: exported"), "{log}");
     for flag in [
         " --base=",
         " --head ",
@@ -1439,7 +1472,7 @@ fn bad_inputs_stop_before_anything_runs() {
         );
         assert_eq!(run.step("Decide").exit_code, Some(2));
     }
-    // Unbalanced quotes in args fail the gate step, before tdqs-gate runs.
+    // Unbalanced quotes in args: nothing is exported or scored, INVALID with the cause.
     let job = pull_request_job(
         &workspace,
         t.path(),
@@ -1450,8 +1483,12 @@ fn bad_inputs_stop_before_anything_runs() {
         &refused_url(""),
     );
     let run = runner::run(&job);
-    assert_eq!(run.step("gate").outcome, Outcome::Failure);
-    assert!(run.log().contains("unbalanced quotes"), "{}", run.log());
+    assert_eq!(run.outputs["decision"], "invalid", "{}", run.log());
+    assert!(
+        run.outputs["reason"].contains("unbalanced quotes"),
+        "{}",
+        run.log()
+    );
     assert_eq!(run.step("Decide").exit_code, Some(2));
 }
 
@@ -1660,13 +1697,17 @@ fn a_long_summary_is_cut_to_fit_one_comment() {
         .env("GH_TOKEN", "ghs_x")
         .env("GITHUB_EVENT_PATH", &event)
         .env("GITHUB_REPOSITORY", "octo/issue-tracker")
-        .env("GITHUB_API_URL", api.url(""))
+        .env("FAKE_GH_API", api.url(""))
+        .env("TDQS_GATE_GH", fake_gh(t.path()))
+        .env("GATE_BIN", GATE)
+        .env("ARTIFACT_NAME", "tool-definition-score")
+        .env("COMMENT_AUTHOR", "github-actions[bot]")
         .env("REPORT_DIR", &report_dir)
         .env("RUNNER_TEMP", t.path())
         .env("LANG", "C.UTF-8")
         .output()
         .unwrap();
-    assert!(output.status.success());
+    assert!(output.status.success(), "{output:?}");
     let requests = requests.lock().unwrap().clone();
     let post = requests
         .iter()
@@ -1801,7 +1842,7 @@ fn inputs_reach_scripts_only_through_env_and_the_token_only_the_gate() {
             .strip_prefix("bash \"$GITHUB_ACTION_PATH/action/entrypoint.sh\" ")
             .unwrap_or_else(|| panic!("unexpected run text: {run}"));
         assert!(
-            script.contains(&format!("        {sub}) cmd_")),
+            script.contains(&format!(" {sub}) cmd_")),
             "entrypoint.sh has no `{sub}` command"
         );
     }

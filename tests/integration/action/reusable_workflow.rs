@@ -63,35 +63,6 @@ fn machine_tools(dir: &Path) -> (PathBuf, PathBuf) {
     (bin, dir.join("claude"))
 }
 
-/// A `gh` that forwards `gh api` to the loopback API (`FAKE_GH_API`), as the real one would to
-/// api.github.com with GH_TOKEN.
-fn fake_gh(dir: &Path) -> PathBuf {
-    let path = dir.join("gh");
-    std::fs::write(
-        &path,
-        r#"#!/usr/bin/env bash
-set -euo pipefail
-[[ "$1" == api ]] || exit 2
-shift
-method=GET input=""
-while (($#)); do
-    case "$1" in
-        --method) method="$2"; shift 2 ;;
-        -H) shift 2 ;;
-        --input) input="$2"; shift 2 ;;
-        *) path="$1"; shift ;;
-    esac
-done
-args=(-sS -f -X "$method" -H "Authorization: Bearer ${GH_TOKEN}")
-[[ -z "$input" ]] || args+=(--data-binary @-)
-exec curl "${args[@]}" "${FAKE_GH_API}/${path}"
-"#,
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    path
-}
-
 /// The pull request: the fixture's origin (base `main`) and the head clone.
 struct PullRequest {
     origin: PathBuf,
