@@ -1,59 +1,30 @@
 #!/usr/bin/env bash
-# The steps of the tdqs-gate Action (action.yml). What the gate knows stays in the binary
-# (`tdqs-gate ci export|score|comment`); this script installs it and calls it, one command a step:
-#   prepare     check the inputs; install mode, build cache key, report folder
-#   install     tdqs-gate (built from the Action's source, a release, or TDQS_GATE_BIN), and the
-#               pinned `claude` where a job scores with a token
-#   fetch-base  (mode single) the base commit, also in a shallow checkout
-#   export      `tdqs-gate ci export`: every server of a side into EXPORTS/base or EXPORTS/head
-#   score       `tdqs-gate ci score`: the two folders gated; it writes the step outputs itself
-#   comment     `tdqs-gate ci comment`: the sticky pull-request comment, through `gh`
-#   finish      exit with the verdict: 0 PASS, 1 BLOCK, anything else INVALID
-# Inputs arrive only as environment variables, never pasted into script text. Overrides for
-# self-hosted runners and tests: TDQS_GATE_BIN, TDQS_GATE_CLAUDE_DIR, TDQS_GATE_ACTION_CACHE,
-# TDQS_GATE_RELEASE_URL, TDQS_GATE_GH (see docs/github-action.md).
+# The steps of the tdqs-gate Action (action.yml), one command a step: prepare, install, fetch-base
+# (mode single), export, score, lint, comment, finish. The gate's logic is in the binary
+# (`tdqs-gate ci export|score|comment`); this script installs it and calls it. Inputs arrive only
+# as environment variables. Overrides for self-hosted runners and tests: TDQS_GATE_BIN,
+# TDQS_GATE_CLAUDE_DIR, TDQS_GATE_ACTION_CACHE, TDQS_GATE_RELEASE_URL, TDQS_GATE_GH.
 set -euo pipefail
-
-fail() {
-    local m="${1//%/%25}"
-    m="${m//$'\r'/%0D}"
-    printf '::error title=tdqs-gate::%s\n' "${m//$'\n'/%0A}" >&2
-    exit 2
-}
+fail() { local m="${1//%/%25}" && m="${m//$'\r'/%0D}" && printf '::error title=tdqs-gate::%s\n' "${m//$'\n'/%0A}" >&2 && exit 2; }
 out() { [[ -z "${GITHUB_OUTPUT:-}" ]] || printf '%s=%s\n' "$1" "$2" >>"${GITHUB_OUTPUT}"; }
 root() { printf '%s\n' "${GITHUB_ACTION_PATH:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"; }
 sha256() { if command -v sha256sum >/dev/null; then sha256sum | cut -d' ' -f1; else shasum -a 256 | cut -d' ' -f1; fi; }
 cache_root() { printf '%s\n' "${TDQS_GATE_ACTION_CACHE:-${HOME}/.cache/tdqs-gate-action}"; }
 exports() { printf '%s\n' "${INPUT_EXPORTS_DIR:-${RUNNER_TEMP:-/tmp}/tdqs-gate-exports}"; }
-workdir() {
-    local d="${INPUT_WORKING_DIRECTORY:-.}"
-    [[ -d "${d:-.}" ]] || fail "working-directory '${d}' does not exist; check out the repository with actions/checkout first, or fix the input"
-    (cd "${d:-.}" && pwd -P)
-}
-
+workdir() { [[ -d "${INPUT_WORKING_DIRECTORY:-.}" ]] || fail "working-directory '${INPUT_WORKING_DIRECTORY}' does not exist; check out the repository with actions/checkout first, or fix the input"; (cd "${INPUT_WORKING_DIRECTORY:-.}" && pwd -P); }
 # Everything the binary is built from, and the compiler: a cached build is reused only for both.
-source_digest() {
-    (cd "$(root)" && {
-        rustc -V 2>/dev/null || echo no-rustc
-        find Cargo.toml Cargo.lock src crates schemas tdqs/version.json -type f 2>/dev/null | LC_ALL=C sort |
-            while IFS= read -r f; do printf '%s %s\n' "${f}" "$(sha256 <"${f}")"; done
-    }) | sha256
-}
-
+source_digest() { (cd "$(root)" && { rustc -V 2>/dev/null || echo no-rustc; find Cargo.toml Cargo.lock src crates schemas tdqs/version.json -type f 2>/dev/null | LC_ALL=C sort |
+    while IFS= read -r f; do printf '%s %s\n' "${f}" "$(sha256 <"${f}")"; done; }) | sha256; }
 cmd_prepare() {
     case "${INPUT_MODE:-single}" in single | export-base | export-head | score | lint) ;; *) fail "mode '${INPUT_MODE}' is not one of single, export-base, export-head, score, lint" ;; esac
     case "${INPUT_JUDGE:-claude-code}" in claude-code | anthropic | openai | static) ;; *) fail "judge '${INPUT_JUDGE}' is not one of claude-code, anthropic, openai, static" ;; esac
     [[ -z "${INPUT_CONCURRENCY:-}" || "${INPUT_CONCURRENCY}" =~ ^[1-9][0-9]*$ ]] || fail "concurrency '${INPUT_CONCURRENCY}' is not a positive whole number"
-    case "${INPUT_EVAL:-}" in
-        '' | synthetic) ;;
-        live_model | live-model) [[ "${INPUT_JUDGE:-}" != static ]] || fail "eval '${INPUT_EVAL}' needs a model to select, and the static judge cannot select: set judge to claude-code, anthropic or openai, or use eval: synthetic" ;;
-        *) fail "eval '${INPUT_EVAL}' is not one of synthetic, live_model (or empty: no selection check)" ;;
-    esac
+    [[ "${INPUT_EVAL:-}" =~ ^(synthetic|live_model|live-model)?$ ]] || fail "eval '${INPUT_EVAL}' is not one of synthetic, live_model (or empty: no selection check)"
+    [[ "${INPUT_EVAL:-}" != live* || "${INPUT_JUDGE:-}" != static ]] || fail "eval '${INPUT_EVAL}' needs a model to select, and the static judge cannot select: set judge to claude-code, anthropic or openai, or use eval: synthetic"
     [[ "${INPUT_COMMENT:-false}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "comment '${INPUT_COMMENT}' must be true or false"
     local report="${INPUT_REPORT_DIR:-.tool-definition-score}" key
     [[ "${report}" == /* ]] || report="$(workdir)/${report}"
-    out report-dir "${report}"
-    out exports-dir "$(exports)"
+    out report-dir "${report}" && out exports-dir "$(exports)"
     if [[ -n "${TDQS_GATE_BIN:-}" ]]; then
         out install given
     elif [[ "${INPUT_VERSION:-source}" == source ]]; then
@@ -65,14 +36,10 @@ cmd_prepare() {
         fail "version '${INPUT_VERSION}' is neither 'source' nor a release number such as 0.1.0"
     fi
 }
-
 install_release() { # sets bin
     local v="${INPUT_VERSION#v}" t d a url
-    case "$(uname -s)/$(uname -m)" in
-        Linux/x86_64) t=x86_64-unknown-linux-gnu ;; Linux/aarch64 | Linux/arm64) t=aarch64-unknown-linux-gnu ;;
-        Darwin/arm64) t=aarch64-apple-darwin ;; Darwin/x86_64) t=x86_64-apple-darwin ;;
-        *) fail "no release build of tdqs-gate exists for $(uname -s)/$(uname -m); use version: source" ;;
-    esac
+    case "$(uname -s)/$(uname -m)" in Linux/x86_64) t=x86_64-unknown-linux-gnu ;; Linux/aarch64 | Linux/arm64) t=aarch64-unknown-linux-gnu ;; Darwin/arm64) t=aarch64-apple-darwin ;;
+        Darwin/x86_64) t=x86_64-apple-darwin ;; *) fail "no release build of tdqs-gate exists for $(uname -s)/$(uname -m); use version: source" ;; esac
     url="${TDQS_GATE_RELEASE_URL:-${GITHUB_SERVER_URL:-https://github.com}/${ACTION_REPOSITORY:-${GITHUB_REPOSITORY:-}}/releases/download}/v${v}"
     a="tdqs-gate-v${v}-${t}.tar.gz" && d="${RUNNER_TEMP:-/tmp}/tdqs-gate-v${v}"
     rm -rf "${d}" && mkdir -p "${d}" && echo "tdqs-gate action: downloading ${url}/${a}"
@@ -82,15 +49,10 @@ install_release() { # sets bin
     tar -xzf "${d}/${a}" -C "${d}" && bin="$(find "${d}" -type f -name tdqs-gate | head -n 1)"
     [[ -n "${bin}" && "$("${bin}" --version 2>/dev/null)" == "tdqs-gate ${v}" ]] || fail "${a} holds no tdqs-gate ${v} executable"
 }
-
 install_claude() {
     local d="${RUNNER_TEMP:-/tmp}/tdqs-gate-claude" pinned
-    if [[ -n "${TDQS_GATE_CLAUDE_DIR:-}" ]]; then
-        [[ -x "${TDQS_GATE_CLAUDE_DIR}/claude" ]] || fail "TDQS_GATE_CLAUDE_DIR=${TDQS_GATE_CLAUDE_DIR} holds no executable claude"
-        out claude-dir "${TDQS_GATE_CLAUDE_DIR}" && return 0
-    fi
-    [[ "${INPUT_JUDGE:-claude-code}" == claude-code && "${SCORES:-true}" == true ]] || return 0
-    # Without a token (a fork's pull request) the pinned CLI could not log in: no 250 MB download.
+    [[ -z "${TDQS_GATE_CLAUDE_DIR:-}" ]] || { [[ -x "${TDQS_GATE_CLAUDE_DIR}/claude" ]] || fail "TDQS_GATE_CLAUDE_DIR=${TDQS_GATE_CLAUDE_DIR} holds no executable claude"; out claude-dir "${TDQS_GATE_CLAUDE_DIR}" && return 0; }
+    [[ "${INPUT_JUDGE:-claude-code}" == claude-code && "${SCORES:-true}" == true ]] || return 0 # and with a token only (not a fork's run):
     [[ "${HAS_TOKEN:-false}" == true ]] || { echo 'tdqs-gate action: no token, so the pinned claude is not installed' && return 0; }
     command -v npm >/dev/null || fail "npm is needed to install the pinned Claude Code CLI (judge: claude-code); add actions/setup-node before this step"
     mkdir -p "${d}" && cp "$(root)/tdqs/package.json" "$(root)/tdqs/package-lock.json" "${d}/"
@@ -99,10 +61,8 @@ install_claude() {
     [[ "$("${d}/node_modules/.bin/claude" --version 2>/dev/null | awk '{print $1}')" == "${pinned}" ]] || fail "the installed claude is not the pinned ${pinned}"
     out claude-dir "${d}/node_modules/.bin"
 }
-
 cmd_install() {
-    local bin cache digest
-    cache="$(cache_root)"
+    local bin digest cache && cache="$(cache_root)"
     case "${INSTALL_MODE:-}" in
         given) bin="${TDQS_GATE_BIN}" && { [[ -x "${bin}" ]] || fail "TDQS_GATE_BIN=${bin} is not an executable file"; } ;;
         release) install_release ;;
@@ -113,8 +73,7 @@ cmd_install() {
             else
                 command -v cargo >/dev/null || fail "cargo is not installed, so tdqs-gate cannot be built from source (version: source). GitHub-hosted Ubuntu and macOS runners have it; elsewhere install Rust (rustup) before this step"
                 echo 'tdqs-gate action: cargo build --release --locked (a few minutes without a cache)'
-                CARGO_TARGET_DIR="${cache}/target" cargo build --release --locked --manifest-path "$(root)/Cargo.toml" --bin tdqs-gate ||
-                    fail "building tdqs-gate from $(root) failed (see the cargo output above)"
+                CARGO_TARGET_DIR="${cache}/target" cargo build --release --locked --manifest-path "$(root)/Cargo.toml" --bin tdqs-gate || fail "building tdqs-gate from $(root) failed (see the cargo output above)"
                 mkdir -p "${cache}/bin" && cp "${cache}/target/release/tdqs-gate" "${bin}.tmp" && mv "${bin}.tmp" "${bin}"
                 printf '%s\n' "${digest}" >"${cache}/bin/source-digest" && out built true
             fi
@@ -124,7 +83,6 @@ cmd_install() {
     out bin "${bin}"
     install_claude
 }
-
 cmd_fetch_base() {
     local base="${INPUT_BASE:-}" spec
     [[ -n "${base}" || "${GITHUB_EVENT_NAME:-}" != merge_group ]] || base="$(jq -r '.merge_group.base_sha // empty' "${GITHUB_EVENT_PATH}")"
@@ -140,54 +98,42 @@ cmd_fetch_base() {
     fi
     out base "${base}"
 }
-
-# One side, or both in mode single. A failed export is a NAME.failed note, not a failed step:
-# the scoring makes it INVALID with its cause.
+# One side, or both in mode single. A failed export is a NAME.failed note that scoring makes INVALID.
 cmd_export() {
     local side sides=(base head) code
     [[ "${INPUT_MODE}" == single ]] || sides=("${INPUT_MODE#export-}")
     cd "$(workdir)"
     for side in "${sides[@]}"; do
-        local rev=()
-        [[ "${side}" != base || -z "${BASE:-}" ]] || rev=(-- "--base=${BASE}")
-        code=0
+        local rev=() && code=0 && [[ "${side}" != base || -z "${BASE:-}" ]] || rev=(-- "--base=${BASE}")
         "${GATE_BIN}" ci export --side="${side}" --output-dir="$(exports)/${side}" --github-output="${GITHUB_OUTPUT}" --args="${INPUT_ARGS:-}" "${rev[@]}" || code=$?
         [[ ${code} == 0 ]] || echo "tdqs-gate action: tdqs-gate ci export --side=${side} ended with exit code ${code}"
     done
 }
-
 cmd_score() {
     local code=0 var="" args=("--judge=${INPUT_JUDGE:-claude-code}" "--report-dir=${REPORT_DIR}")
-    [[ -z "${INPUT_CONCURRENCY:-}" ]] || args+=("--concurrency=${INPUT_CONCURRENCY}")
-    [[ -z "${INPUT_EVAL:-}" ]] || args+=("--eval=${INPUT_EVAL/_/-}")
+    [[ -z "${INPUT_CONCURRENCY:-}" ]] || args+=("--concurrency=${INPUT_CONCURRENCY}") && [[ -z "${INPUT_EVAL:-}" ]] || args+=("--eval=${INPUT_EVAL/_/-}")
     case "${INPUT_JUDGE:-claude-code}" in claude-code) var=CLAUDE_CODE_OAUTH_TOKEN ;; anthropic) var=ANTHROPIC_API_KEY ;; openai) var=OPENAI_API_KEY ;; esac
     if [[ -n "${INPUT_TOKEN:-}" && -n "${var}" ]]; then export "${var}=${INPUT_TOKEN}" && args+=("--token-env=${var}"); fi
-    unset INPUT_TOKEN
-    [[ -z "${CLAUDE_DIR:-}" ]] || PATH="${CLAUDE_DIR}:${PATH}"
+    unset INPUT_TOKEN && [[ -z "${CLAUDE_DIR:-}" ]] || PATH="${CLAUDE_DIR}:${PATH}"
     cd "$(workdir)"
     args=(ci score "--base-dir=$(exports)/base" "--head-dir=$(exports)/head" ${BASE_DIGEST:+"--base-digest=${BASE_DIGEST}"} "--github-output=${GITHUB_OUTPUT}" "--args=${INPUT_ARGS:-}" -- "${args[@]}")
     printf 'tdqs-gate action: tdqs-gate' && printf ' %q' "${args[@]}" && echo
     "${GATE_BIN}" "${args[@]}" || code=$?
-    if ((code > 2)); then # a crash or a kill: the binary wrote no outputs
+    ((code <= 2)) || { # a crash or a kill: the binary wrote no outputs
         out decision invalid && out exit-code "${code}" && out reason "tdqs-gate ended with exit code ${code} (a crash, or killed by a signal or the job's time limit); treated as INVALID"
-        printf '## ⚠️ Tool definition score: INVALID\n\ntdqs-gate ended with exit code %s and wrote no report.\n\n' "${code}" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
-    fi
+        printf '## ⚠️ Tool definition score: INVALID\n\ntdqs-gate ended with exit code %s and wrote no report.\n\n' "${code}" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"; }
 }
-
 # SARIF of every head export, for code scanning (findings never fail the step).
 cmd_lint() {
-    local f d
-    d="$(exports)/sarif" && mkdir -p "${d}" && out sarif-dir "${d}"
+    local f d && d="$(exports)/sarif" && mkdir -p "${d}" && out sarif-dir "${d}"
     for f in "$(exports)"/head/*.json; do
         [[ ! -f "${f}" ]] || "${GATE_BIN}" lint --export="${f}" --sarif --fail-on=never >"${d}/$(basename "${f}" .json).sarif"
     done
 }
-
 cmd_comment() {
     [[ -n "${GH_TOKEN:-}" ]] || { echo '::warning title=tdqs-gate::no GitHub token for the pull-request comment (github-token input is empty)' && return 0; }
     "${GATE_BIN}" ci comment --report-dir="${REPORT_DIR}" --name="${ARTIFACT_NAME}" --author="${COMMENT_AUTHOR}" --gh="${TDQS_GATE_GH:-gh}"
 }
-
 cmd_finish() {
     case "${EXIT_CODE:-}" in
         0) echo 'tdqs-gate: PASS' ;;
@@ -197,7 +143,6 @@ cmd_finish() {
         *) echo "tdqs-gate: INVALID: tdqs-gate ended with exit code ${EXIT_CODE}, which is neither PASS (0) nor BLOCK (1)" >&2 && exit 2 ;;
     esac
 }
-
 case "${1:-}" in
     prepare) cmd_prepare ;; install) cmd_install ;; fetch-base) cmd_fetch_base ;; export) cmd_export ;;
     score) cmd_score ;; lint) cmd_lint ;; comment) cmd_comment ;; finish) cmd_finish ;;
