@@ -156,10 +156,9 @@ pub fn post_or_update(api: &dyn Api, target: &Target, body: &str) -> Result<Post
     }
     if let Some(id) = existing {
         let path = format!("repos/{}/issues/comments/{id}", target.repository);
-        match api.call("PATCH", &path, Some(&payload)) {
-            Ok(_) => return Ok(Posted::Updated(id)),
-            // Deleted meanwhile, or not editable: a new one is posted.
-            Err(_) => {}
+        // Deleted meanwhile, or not editable: a new one is posted.
+        if api.call("PATCH", &path, Some(&payload)).is_ok() {
+            return Ok(Posted::Updated(id));
         }
     }
     let path = format!(
