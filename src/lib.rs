@@ -13,6 +13,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod calibrate;
+pub mod ci;
 pub mod cli;
 pub mod config;
 pub mod eval;

@@ -50,6 +50,9 @@ pub enum Command {
     /// Score a registry capture N times and write calibration.json.
     #[command(long_flag = "calibrate")]
     Calibrate(CalibrateArgs),
+    /// The CI building blocks: export a side into a folder, score two folders with step
+    /// outputs, the sticky pull-request comment (see docs/github-action.md).
+    Ci(super::ci_args::CiArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -26,6 +26,7 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
         Some(Command::Lint(args)) => lint_command(args, verbosity).await,
         Some(Command::Eval(args)) => super::eval_cmd::eval_command(args, verbosity).await,
         Some(Command::InstallHook(args)) => install_hook_command(args),
+        Some(Command::Ci(args)) => super::ci_cmd::ci_command(args, verbosity).await,
         Some(Command::Check(args)) => check_command(args, verbosity).await,
         Some(Command::Calibrate(args)) => calibrate_command(args, verbosity).await,
     };
@@ -173,7 +174,7 @@ fn given_sides(args: &SideArgs) -> Result<(Option<SideSource>, Option<SideSource
     Ok((base, head))
 }
 
-fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
+pub(super) fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
     let (base, head) = given_sides(&args.sides)?;
     let base = base.ok_or_else(|| {
         Error::usage("no base to compare against")
@@ -252,7 +253,7 @@ async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, E
 
 /// `--report-dir`, else `.tool-definition-score` at the root of the repository around `--repo`
 /// (or the current folder), else in the current folder when there is no repository.
-fn report_dir(args: &ReportDirArgs, repo: &RepoArgs) -> PathBuf {
+pub(super) fn report_dir(args: &ReportDirArgs, repo: &RepoArgs) -> PathBuf {
     match &args.report_dir {
         Some(dir) => dir.clone(),
         None => super::repo_root::default_report_dir(repo.repo.as_deref()),
@@ -305,7 +306,7 @@ async fn calibrate_command(args: CalibrateArgs, verbosity: Verbosity) -> Result<
     crate::calibrate::print_summary(&done?, &mut std::io::stdout())
 }
 
-fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
+pub(super) fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Verdict {
     let reason = outcome
         .report
         .as_ref()

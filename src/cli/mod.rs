@@ -4,6 +4,8 @@
 //! and Ctrl-C are INVALID (2); only a confirmed fall of the mean TDQS is BLOCK (1).
 
 pub mod args;
+pub mod ci_args;
+mod ci_cmd;
 mod commands;
 mod eval_cmd;
 mod legacy;

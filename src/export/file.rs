@@ -11,30 +11,11 @@ use tdqs_core::export::{Export, EXPORT_SCHEMA_VERSION};
 
 use tdqs_core::digest::verify_export;
 
-/// The largest export file read (1 GiB, the largest listing limit a server may be given).
-const MAX_EXPORT_FILE_BYTES: u64 = 1 << 30;
-
 /// Reads an export file and checks it ([`verify_export`]): an export whose hashes or sizes do
 /// not follow from its tools is refused, so a hand-edited file cannot decide a gate.
 pub fn read_export(path: &Path) -> Result<Export> {
     let shown = path.display();
-    // A regular file only, and bounded: a FIFO must not block the gate, nor `/dev/zero` be read
-    // until memory runs out.
-    use crate::platform::safe_file::{read_regular, Links};
-    let bytes = read_regular(path, Links::Follow, MAX_EXPORT_FILE_BYTES).map_err(|err| {
-        Error::new(
-            Stage::Export,
-            format!("cannot read export file {shown}: {err}"),
-        )
-        .with_advice("check the path, or create the file with `tdqs-gate export -o FILE`")
-    })?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::new(
-            Stage::Export,
-            format!("{shown} is not a tdqs-gate export: it is not UTF-8 text"),
-        )
-        .with_advice("pass a file written by `tdqs-gate export -o FILE`")
-    })?;
+    let text = read_untrusted(path)?;
     let not_an_export = |what: String| {
         Error::new(
             Stage::Export,
@@ -63,6 +44,46 @@ pub fn read_export(path: &Path) -> Result<Export> {
         serde_json::from_value(value).map_err(|err| not_an_export(err.to_string()))?;
     verify_export(&export).map_err(|err| err.context(format_args!("export file {shown}")))?;
     Ok(export)
+}
+
+/// The most bytes an export file may hold. An export of the largest listing a server may send
+/// (`--max-listing-bytes`, 32 MiB by default) is about that size again with its hashes and
+/// pretty-printing; anything beyond this is not an export the gate wrote.
+pub const MAX_EXPORT_FILE_BYTES: u64 = 96 * 1024 * 1024;
+
+/// An export file's text, read as untrusted data: it may come from a job that ran the pull
+/// request's code (a downloaded artifact, a folder it wrote). Only a regular file is read, never
+/// through a symbolic link, and at most [`MAX_EXPORT_FILE_BYTES`]: a FIFO cannot block the gate
+/// and a link to `/dev/zero` or to a file outside the folder is refused with its cause.
+fn read_untrusted(path: &Path) -> Result<String> {
+    use crate::platform::safe_file::{read_regular, Links, ReadError};
+    let shown = path.display();
+    let bytes = read_regular(path, Links::Refuse, MAX_EXPORT_FILE_BYTES).map_err(|err| {
+        let advice = match err {
+            ReadError::NotFound => {
+                "check the path, or create the file with `tdqs-gate export -o FILE`"
+            }
+            ReadError::Symlink | ReadError::NotRegular(_) => {
+                "an export is read only from a regular file: pass the file itself, as `tdqs-gate \
+                 export -o FILE` wrote it"
+            }
+            ReadError::Io(_) => {
+                "pass a file written by `tdqs-gate export -o FILE` (at most 96 MiB)"
+            }
+        };
+        Error::new(
+            Stage::Export,
+            format!("cannot read export file {shown}: {err}"),
+        )
+        .with_advice(advice)
+    })?;
+    String::from_utf8(bytes).map_err(|_| {
+        Error::new(
+            Stage::Export,
+            format!("{shown} is not a tdqs-gate export: it is not UTF-8 text"),
+        )
+        .with_advice("pass a file written by `tdqs-gate export -o FILE`")
+    })
 }
 
 /// Writes `export` as pretty JSON with a trailing newline. The file appears whole or not at all:

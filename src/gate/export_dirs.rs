@@ -33,6 +33,14 @@ use tdqs_core::export::{Export, ExportSource, RawListing};
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
 use tdqs_core::spec::pins::Pins;
 
+/// The name under which `tdqs-gate ci export` writes a side that has a single server (no
+/// `[[server]]` tables): `_single.json` or `_single.failed`. A server name cannot start with `_`,
+/// so it never collides with a table's name.
+pub const SINGLE: &str = "_single";
+/// The most files a folder may hold: far beyond a real repository's servers, and a bound on
+/// what an untrusted folder can make the gate read.
+const MAX_FOLDER_ENTRIES: usize = 512;
+
 /// The longest `.failed` note read, in bytes; the reason is its first line.
 const MAX_NOTE_BYTES: u64 = 64 * 1024;
 /// The longest reason kept from a `.failed` note, in characters.
@@ -82,6 +90,13 @@ pub fn read_folder(dir: &Path, label: &str) -> Result<BTreeMap<String, Entry>, E
                 io,
             )
         })?;
+        if found.len() >= MAX_FOLDER_ENTRIES {
+            return Err(folder_error(
+                dir,
+                label,
+                format!("it holds more than {MAX_FOLDER_ENTRIES} files"),
+            ));
+        }
         let file_name = entry.file_name();
         let Some(file_name) = file_name.to_str() else {
             return Err(folder_error(
@@ -101,7 +116,10 @@ pub fn read_folder(dir: &Path, label: &str) -> Result<BTreeMap<String, Entry>, E
             return Err(folder_error(
                 dir,
                 label,
-                format!("{file_name:?} is not a regular file (a link or a folder is not read)"),
+                format!(
+                    "{file_name:?} is a {}, not a regular file (only regular files are read)",
+                    kind_name(&kind)
+                ),
             ));
         }
         let (name, failed) = if let Some(name) = file_name.strip_suffix(".json") {
@@ -115,7 +133,7 @@ pub fn read_folder(dir: &Path, label: &str) -> Result<BTreeMap<String, Entry>, E
                 format!("{file_name:?} is neither NAME.json nor NAME.failed"),
             ));
         };
-        if !is_valid_server_name(name) {
+        if name != SINGLE && !is_valid_server_name(name) {
             return Err(folder_error(
                 dir,
                 label,
@@ -143,15 +161,42 @@ pub fn read_folder(dir: &Path, label: &str) -> Result<BTreeMap<String, Entry>, E
     Ok(found)
 }
 
+/// What a folder entry that is not a regular file is, for the refusal.
+fn kind_name(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO (named pipe)";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "device";
+        }
+    }
+    if kind.is_symlink() {
+        "symbolic link"
+    } else if kind.is_dir() {
+        "folder"
+    } else {
+        "special file"
+    }
+}
+
 /// The first line of a `.failed` note, bounded.
 fn read_note(path: &Path) -> Result<String, Error> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)
-        .map_err(|io| Error::io(Stage::Export, format!("cannot read {}", path.display()), io))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_NOTE_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|io| Error::io(Stage::Export, format!("cannot read {}", path.display()), io))?;
+    use crate::platform::safe_file::{read_regular, Links};
+    // A regular file only, never through a link, bounded: the folder may come from a job that
+    // ran the pull request's code.
+    let bytes = read_regular(path, Links::Refuse, MAX_NOTE_BYTES).map_err(|e| {
+        Error::new(
+            Stage::Export,
+            format!("cannot read the export note {}: {e}", path.display()),
+        )
+        .with_advice("a NAME.failed note is a small regular file holding the export's error")
+    })?;
     let text = String::from_utf8_lossy(&bytes);
     let line = text
         .lines()
@@ -164,6 +209,84 @@ fn read_note(path: &Path) -> Result<String, Error> {
         .filter(|c| !c.is_control())
         .take(MAX_REASON_CHARS)
         .collect())
+}
+
+/// Folders written by `tdqs-gate ci export` for a single server (`_single.json` or
+/// `_single.failed` on both sides): the options of a single-server run on the two files, or the
+/// error that makes it INVALID (a failed export, or one side with a single server and the other
+/// with `[[server]]` tables). `None` when the folders hold named servers only, or cannot be read
+/// (the run over several servers then says why).
+pub(super) fn single_layout(opts: &GateOptions) -> Option<Result<GateOptions, Error>> {
+    let (SideSource::ExportDir(base_dir), SideSource::ExportDir(head_dir)) =
+        (&opts.base, &opts.head)
+    else {
+        return None;
+    };
+    // A folder of `ci export` for a single server: its read errors are this run's cause.
+    let has_single = |dir: &Path| {
+        ["json", "failed"]
+            .iter()
+            .any(|ext| std::fs::symlink_metadata(dir.join(format!("{SINGLE}.{ext}"))).is_ok())
+    };
+    let (base, head) = if has_single(base_dir) || has_single(head_dir) {
+        match (read_folder(base_dir, "base"), read_folder(head_dir, "head")) {
+            (Ok(b), Ok(h)) => (b, h),
+            (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+        }
+    } else {
+        (
+            read_folder(base_dir, "base").ok()?,
+            read_folder(head_dir, "head").ok()?,
+        )
+    };
+    let single = |f: &BTreeMap<String, Entry>| f.contains_key(SINGLE);
+    if !single(&base) && !single(&head) {
+        return None;
+    }
+    let only = |f: &BTreeMap<String, Entry>| f.len() == 1 && single(f);
+    if !only(&base) || !only(&head) {
+        let shape = |f: &BTreeMap<String, Entry>| {
+            if single(f) {
+                "a single server".to_string()
+            } else {
+                format!(
+                    "the servers {}",
+                    f.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            }
+        };
+        return Some(Err(Error::new(
+            Stage::Config,
+            format!(
+                "the base has {} and the head has {}: a change between one server and                  `[[server]]` tables cannot be compared server by server",
+                shape(&base),
+                shape(&head)
+            ),
+        )
+        .with_advice(
+            "review this change by hand; once it is merged, the base has the same layout and              later changes are gated again",
+        )));
+    }
+    let mut files = Vec::with_capacity(2);
+    for (label, folder) in [("base", &base), ("head", &head)] {
+        match &folder[SINGLE] {
+            Entry::Export(path) => files.push(path.clone()),
+            Entry::Failed(reason) => {
+                return Some(Err(Error::new(
+                    Stage::Export,
+                    format!("the {label} export failed: {reason}"),
+                )
+                .with_advice(format!(
+                    "the log of the {label} export (the job or step that ran `tdqs-gate ci \
+                     export --side {label}`) has the details"
+                ))))
+            }
+        }
+    }
+    let mut single = opts.clone();
+    single.head = SideSource::ExportFile(files.pop()?);
+    single.base = SideSource::ExportFile(files.pop()?);
+    Some(Ok(single))
 }
 
 /// The servers to gate: the `--server` names in order (each must be in a folder), else every

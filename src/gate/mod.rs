@@ -302,6 +302,25 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         }
     };
     // Several servers from folders of export files (the GitHub Action's scoring step).
+    let single_from_folders;
+    let opts = match export_dirs::single_layout(opts) {
+        None => opts,
+        Some(Ok(single)) => {
+            single_from_folders = single;
+            &single_from_folders
+        }
+        Some(Err(e)) => {
+            let reason = e.summary();
+            return finish(
+                Draft::new(pins),
+                Verdict::Invalid,
+                reason,
+                None,
+                Some(e),
+                opts,
+            );
+        }
+    };
     match (&opts.base, &opts.head) {
         (SideSource::ExportDir(_), SideSource::ExportDir(_)) => {
             return export_dirs::run(opts, progress, pins).await

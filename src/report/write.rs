@@ -229,6 +229,14 @@ fn append(path: &Path, text: &str) -> Result<(), Error> {
         .map_err(|e| Error::io(Stage::Report, format!("cannot write {}", path.display()), e))
 }
 
+/// Set by `tdqs-gate ci score`, which writes the step outputs itself to the file it is given.
+static OUTPUTS_BY_CALLER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on the gate leaves `$GITHUB_OUTPUT` to its caller (the summary is still appended).
+pub fn leave_github_outputs_to_caller() {
+    OUTPUTS_BY_CALLER.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// In GitHub Actions: appends the summary to `$GITHUB_STEP_SUMMARY` and writes `decision`,
 /// `scored` and `report` to `$GITHUB_OUTPUT`. Does nothing where those variables are unset.
 pub(crate) fn github_outputs(report: &Report, written: Option<&Written>) -> Result<(), Error> {
@@ -282,7 +290,8 @@ fn to_github(
         };
         append(Path::new(&summary), &(text + "\n"))?;
     }
-    if let Some(output) = std::env::var_os("GITHUB_OUTPUT").filter(|v| !v.is_empty()) {
+    let taken = OUTPUTS_BY_CALLER.load(std::sync::atomic::Ordering::SeqCst);
+    if let Some(output) = std::env::var_os("GITHUB_OUTPUT").filter(|v| !v.is_empty() && !taken) {
         let mut lines = format!("decision={}\nscored={scored}\n", decision.as_str());
         if let Some(w) = written {
             lines.push_str(&format!("report={}\n", w.json.display()));

@@ -41,21 +41,21 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
-mod runner {
+pub(crate) mod runner {
     //! A composite-action runner for the subset of GitHub Actions `action.yml` uses.
 
     use super::*;
 
     /// A value of GitHub's expression language (numbers are not used by the Action).
     #[derive(Debug, Clone, PartialEq)]
-    enum Val {
+    pub(crate) enum Val {
         Null,
         Bool(bool),
         Str(String),
     }
 
     impl Val {
-        fn truthy(&self) -> bool {
+        pub(crate) fn truthy(&self) -> bool {
             match self {
                 Val::Null => false,
                 Val::Bool(b) => *b,
@@ -63,7 +63,7 @@ mod runner {
             }
         }
 
-        fn text(&self) -> String {
+        pub(crate) fn text(&self) -> String {
             match self {
                 Val::Null => String::new(),
                 Val::Bool(b) => b.to_string(),
@@ -170,6 +170,9 @@ mod runner {
         pub github: &'a BTreeMap<String, String>,
         pub runner: &'a BTreeMap<String, String>,
         pub failed: bool,
+        /// Further contexts by their dotted path (`needs.JOB.outputs.X`, `secrets.NAME`,
+        /// `github.event.…`), for the workflow stand-in.
+        pub extra: Option<&'a BTreeMap<String, String>>,
     }
 
     impl Scope<'_> {
@@ -196,6 +199,15 @@ mod runner {
                     .unwrap_or(Val::Null),
                 ["github", name] => Val::Str(self.github.get(*name).cloned().unwrap_or_default()),
                 ["runner", name] => Val::Str(self.runner.get(*name).cloned().unwrap_or_default()),
+                _ if self.extra.is_some_and(|e| e.contains_key(path)) => {
+                    Val::Str(self.extra.unwrap()[path].clone())
+                }
+                [first, ..]
+                    if self.extra.is_some()
+                        && ["github", "needs", "secrets", "inputs"].contains(first) =>
+                {
+                    Val::Null
+                }
                 _ => panic!("the test runner does not know the context `{path}`"),
             }
         }
@@ -286,7 +298,7 @@ mod runner {
         }
     }
 
-    fn evaluate(expr: &str, scope: &Scope) -> Val {
+    pub(crate) fn evaluate(expr: &str, scope: &Scope) -> Val {
         let mut parser = Parser {
             toks: tokenize(expr),
             pos: 0,
@@ -319,7 +331,7 @@ mod runner {
     }
 
     /// An `if:`: without a status function it means `success() && (…)`.
-    fn condition(text: &str, scope: &Scope) -> bool {
+    pub(crate) fn condition(text: &str, scope: &Scope) -> bool {
         let text = text.trim();
         let inner = text
             .strip_prefix("${{")
@@ -424,7 +436,7 @@ mod runner {
         pub github_token: String,
     }
 
-    fn parse_outputs(text: &str) -> BTreeMap<String, String> {
+    pub(crate) fn parse_outputs(text: &str) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         let mut lines = text.lines();
         while let Some(line) = lines.next() {
@@ -496,7 +508,7 @@ mod runner {
         out
     }
 
-    fn yaml_str(value: &serde_norway::Value) -> String {
+    pub(crate) fn yaml_str(value: &serde_norway::Value) -> String {
         match value {
             serde_norway::Value::String(s) => s.clone(),
             serde_norway::Value::Bool(b) => b.to_string(),
@@ -506,7 +518,7 @@ mod runner {
         }
     }
 
-    fn yaml_map(value: Option<&serde_norway::Value>) -> Vec<(String, String)> {
+    pub(crate) fn yaml_map(value: Option<&serde_norway::Value>) -> Vec<(String, String)> {
         match value {
             None => Vec::new(),
             Some(serde_norway::Value::Mapping(m)) => {
@@ -520,17 +532,43 @@ mod runner {
         serde_norway::from_str(&read(&repo_root().join("action.yml"))).expect("action.yml is YAML")
     }
 
-    /// Runs action.yml for `job`.
+    /// The folders of a run: the job's (shared by every step, as on a runner) and the Action's.
+    pub struct Dirs {
+        pub runner_temp: PathBuf,
+        pub home: PathBuf,
+        pub artifacts: PathBuf,
+        /// GITHUB_ACTION_PATH: the Action's own folder.
+        pub action_path: PathBuf,
+        /// Variables and PATH entries that earlier steps of the job added (GITHUB_ENV,
+        /// GITHUB_PATH), and that this run's steps add.
+        pub added_env: std::cell::RefCell<BTreeMap<String, String>>,
+        pub added_path: std::cell::RefCell<Vec<String>>,
+    }
+
+    /// Runs action.yml for `job`, in folders of its own.
     pub fn run(job: &Job) -> ActionRun {
-        let action = load_action();
         let temp = tempfile::Builder::new()
             .prefix("action-run-")
             .tempdir()
             .expect("temp folder");
-        let runner_temp = temp.path().join("runner-temp");
-        let home = temp.path().join("home");
-        let artifacts = temp.path().join("artifacts");
-        for dir in [&runner_temp, &home, &artifacts] {
+        let dirs = Dirs {
+            runner_temp: temp.path().join("runner-temp"),
+            home: temp.path().join("home"),
+            artifacts: temp.path().join("artifacts"),
+            action_path: repo_root(),
+            added_env: Default::default(),
+            added_path: Default::default(),
+        };
+        run_in(job, &dirs, temp)
+    }
+
+    /// Runs action.yml for `job` in the given folders; `temp` lives as long as the result.
+    pub fn run_in(job: &Job, dirs: &Dirs, temp: tempfile::TempDir) -> ActionRun {
+        let action: serde_norway::Value =
+            serde_norway::from_str(&read(&dirs.action_path.join("action.yml")))
+                .expect("action.yml is YAML");
+        let (runner_temp, home, artifacts) = (&dirs.runner_temp, &dirs.home, &dirs.artifacts);
+        for dir in [runner_temp, home, artifacts] {
             std::fs::create_dir_all(dir).expect("runner folders");
         }
         let mut github = BTreeMap::new();
@@ -563,6 +601,7 @@ mod runner {
                         github: &github,
                         runner: &runner_ctx,
                         failed: false,
+                        extra: None,
                     };
                     interpolate(
                         &spec.get("default").map(yaml_str).unwrap_or_default(),
@@ -594,6 +633,7 @@ mod runner {
                 github: &github,
                 runner: &runner_ctx,
                 failed,
+                extra: None,
             };
             let run_it = step
                 .get("if")
@@ -628,12 +668,27 @@ mod runner {
                     );
                     let step_dir = temp.path().join(format!("step-{index}"));
                     std::fs::create_dir_all(&step_dir).expect("step folder");
-                    let output_file = step_dir.join("output");
-                    let summary_file = step_dir.join("summary");
+                    // Where GitHub's runner keeps a step's command files, one set per step.
+                    let commands = runner_temp.join("_runner_file_commands");
+                    std::fs::create_dir_all(&commands).expect("command files");
+                    static STEPS: std::sync::atomic::AtomicU64 =
+                        std::sync::atomic::AtomicU64::new(0);
+                    let unique = format!(
+                        "{}_{index}",
+                        STEPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                    );
+                    let output_file = commands.join(format!("set_output_{unique}"));
+                    let summary_file = commands.join(format!("step_summary_{unique}"));
+                    let env_file = commands.join(format!("set_env_{unique}"));
+                    let path_file = commands.join(format!("add_path_{unique}"));
                     let script_file = step_dir.join("script.sh");
                     let log_file = step_dir.join("log");
-                    std::fs::write(&output_file, "").expect("output file");
-                    std::fs::write(&summary_file, "").expect("summary file");
+                    for file in [&output_file, &summary_file, &env_file, &path_file] {
+                        std::fs::write(file, "").expect("command file");
+                    }
+                    let mut path_var = dirs.added_path.borrow().clone();
+                    path_var.reverse();
+                    path_var.push(std::env::var("PATH").unwrap_or_default());
                     std::fs::write(&script_file, &script).expect("script file");
                     let log = std::fs::File::create(&log_file).expect("log file");
                     let mut command = Command::new("bash");
@@ -642,20 +697,23 @@ mod runner {
                         .arg(&script_file)
                         .current_dir(&job.workspace)
                         .env_clear()
-                        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                        .env("HOME", &home)
+                        .env("PATH", path_var.join(":"))
+                        .env("HOME", home)
                         .env("XDG_CACHE_HOME", home.join(".cache"))
                         .env("LANG", "C.UTF-8")
                         .env("CI", "true")
                         .env("GITHUB_ACTIONS", "true")
                         .env("GIT_CONFIG_NOSYSTEM", "1")
                         .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                        .env("RUNNER_TEMP", &runner_temp)
+                        .env("RUNNER_TEMP", runner_temp)
                         .env("GITHUB_WORKSPACE", &job.workspace)
-                        .env("GITHUB_ACTION_PATH", repo_root())
+                        .env("GITHUB_ACTION_PATH", &dirs.action_path)
                         .env("GITHUB_OUTPUT", &output_file)
                         .env("GITHUB_STEP_SUMMARY", &summary_file)
+                        .env("GITHUB_ENV", &env_file)
+                        .env("GITHUB_PATH", &path_file)
                         .envs(&job.env)
+                        .envs(dirs.added_env.borrow().iter())
                         .envs(&env)
                         .stdin(std::process::Stdio::null())
                         .stdout(log.try_clone().expect("log handle"))
@@ -670,6 +728,16 @@ mod runner {
                     result.log = read(&log_file);
                     result.outputs = parse_outputs(&read(&output_file));
                     summary.push_str(&read(&summary_file));
+                    // As the runner does: what a step adds applies to every later step.
+                    dirs.added_env
+                        .borrow_mut()
+                        .extend(parse_outputs(&read(&env_file)));
+                    dirs.added_path.borrow_mut().extend(
+                        read(&path_file)
+                            .lines()
+                            .filter(|l| !l.trim().is_empty())
+                            .map(str::to_string),
+                    );
                 } else if let Some(uses) = &uses {
                     result.outcome = Outcome::Success;
                     if uses.starts_with("actions/cache/restore@") {
@@ -717,6 +785,7 @@ mod runner {
             github: &github,
             runner: &runner_ctx,
             failed,
+            extra: None,
         };
         let outputs = action["outputs"]
             .as_mapping()
@@ -731,7 +800,7 @@ mod runner {
             failed,
             summary,
             annotations,
-            artifacts,
+            artifacts: artifacts.clone(),
             _temp: temp,
         }
     }
@@ -842,6 +911,12 @@ fn pull_request_job(workspace: &Path, temp: &Path, inputs: &[(&str, &str)], api_
     }
     env.insert("GITHUB_EVENT_PATH".to_string(), event.display().to_string());
     env.insert("GITHUB_API_URL".to_string(), api_url.to_string());
+    // The runner's `gh`, talking to the loopback API.
+    env.insert("FAKE_GH_API".to_string(), api_url.to_string());
+    env.insert(
+        "TDQS_GATE_GH".to_string(),
+        fake_gh(temp).display().to_string(),
+    );
     Job {
         workspace: workspace.to_path_buf(),
         inputs: inputs
@@ -851,6 +926,35 @@ fn pull_request_job(workspace: &Path, temp: &Path, inputs: &[(&str, &str)], api_
         env,
         github_token: "ghs_job_token_for_tests".to_string(),
     }
+}
+
+/// A `gh` that forwards `gh api` to the loopback API (`FAKE_GH_API`), as the real one would to
+/// api.github.com with GH_TOKEN.
+fn fake_gh(dir: &Path) -> PathBuf {
+    let path = dir.join("gh");
+    std::fs::write(
+        &path,
+        r#"#!/usr/bin/env bash
+set -euo pipefail
+[[ "$1" == api ]] || exit 2
+shift
+method=GET input=""
+while (($#)); do
+    case "$1" in
+        --method) method="$2"; shift 2 ;;
+        -H) shift 2 ;;
+        --input) input="$2"; shift 2 ;;
+        *) path="$1"; shift ;;
+    esac
+done
+args=(-sS -f -X "$method" -H "Authorization: Bearer ${GH_TOKEN}")
+[[ -z "$input" ]] || args+=(--data-binary @-)
+exec curl "${args[@]}" "${FAKE_GH_API}/${path}"
+"#,
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
 }
 
 fn temp() -> tempfile::TempDir {
@@ -1005,8 +1109,10 @@ fn worse_definitions_block_with_the_static_judge_and_update_the_sticky_comment()
     let workspace = fixtures.clone("worse");
     // 150 comments: the Action's own sits on the second page.
     let mut existing: Vec<Value> = (1..=150).map(|i| comment(i, "a comment")).collect();
-    existing[120] = comment(121, &format!("{MARKER}\n## old summary"));
+    existing[120] = json!({"id": 121, "body": format!("{MARKER}\n## old summary"), "user": {"login": "github-actions[bot]"}});
     existing[10] = comment(11, &format!("> {MARKER} quoted by someone"));
+    // Spoofed: the marker line exactly, by someone else, before the Action's own comment.
+    existing[20] = comment(21, &format!("{MARKER}\n## PASS, trust me"));
     let (api, requests) = comments_api(existing, 201);
     let t = temp();
     let job = pull_request_job(
@@ -1106,7 +1212,7 @@ fn a_server_that_does_not_start_is_invalid_and_cannot_issue_workflow_commands() 
     assert!(run
         .annotations
         .iter()
-        .any(|a| a.level == "warning" && a.message.contains("HTTP 403")));
+        .any(|a| a.level == "warning" && a.message.contains("403")));
     assert_eq!(
         run.step("Comment on the pull request").outcome,
         Outcome::Success
@@ -1181,10 +1287,7 @@ fn the_token_reaches_only_the_judge_and_never_the_log() {
     let report: Value = serde_json::from_str(&read(Path::new(&run.outputs["report"]))).unwrap();
     assert_eq!(report["error"]["stage"], "spec", "{log}");
     assert!(
-        log.contains(&format!(
-            "--cache-dir {}",
-            cache.display().to_string().replace(' ', "\\ ")
-        )),
+        log.contains(&format!("copy it into {}", cache.display())),
         "the quoted --cache-dir stays one word:\n{log}"
     );
     // The judge got the token, as CLAUDE_CODE_OAUTH_TOKEN.
@@ -1230,10 +1333,8 @@ fn the_token_step_starts_no_server() {
     // The pull request's code runs in the export step, which holds no token.
     let export = run.step("export");
     assert!(export.env.values().all(|v| !v.contains(TOKEN)), "{log}");
-    assert!(export.log.contains("tdqs-gate export (base)"), "{log}");
-    assert!(export.log.contains("tdqs-gate export (head)"), "{log}");
     assert_eq!(
-        export.log.matches("tdqs-gate: exported ").count(),
+        export.log.matches("tdqs-gate: exported _single").count(),
         2,
         "both servers ran in the export step:\n{log}"
     );
@@ -1246,8 +1347,9 @@ fn the_token_step_starts_no_server() {
         .lines()
         .find(|l| l.starts_with("tdqs-gate action: tdqs-gate "))
         .unwrap_or_else(|| panic!("no command line:\n{log}"));
-    assert!(command.contains(" --base-export="), "{command}");
-    assert!(command.contains(" --head-export="), "{command}");
+    assert!(command.contains(" ci score --base-dir="), "{command}");
+    assert!(command.contains(" --head-dir="), "{command}");
+    assert!(!gate.log.contains("tdqs-gate: exported"), "{log}");
     for flag in [
         " --base=",
         " --head ",
@@ -1370,7 +1472,7 @@ fn bad_inputs_stop_before_anything_runs() {
         );
         assert_eq!(run.step("Decide").exit_code, Some(2));
     }
-    // Unbalanced quotes in args fail the gate step, before tdqs-gate runs.
+    // Unbalanced quotes in args: nothing is exported or scored, INVALID with the cause.
     let job = pull_request_job(
         &workspace,
         t.path(),
@@ -1381,8 +1483,12 @@ fn bad_inputs_stop_before_anything_runs() {
         &refused_url(""),
     );
     let run = runner::run(&job);
-    assert_eq!(run.step("gate").outcome, Outcome::Failure);
-    assert!(run.log().contains("unbalanced quotes"), "{}", run.log());
+    assert_eq!(run.outputs["decision"], "invalid", "{}", run.log());
+    assert!(
+        run.outputs["reason"].contains("unbalanced quotes"),
+        "{}",
+        run.log()
+    );
     assert_eq!(run.step("Decide").exit_code, Some(2));
 }
 
@@ -1591,13 +1697,17 @@ fn a_long_summary_is_cut_to_fit_one_comment() {
         .env("GH_TOKEN", "ghs_x")
         .env("GITHUB_EVENT_PATH", &event)
         .env("GITHUB_REPOSITORY", "octo/issue-tracker")
-        .env("GITHUB_API_URL", api.url(""))
+        .env("FAKE_GH_API", api.url(""))
+        .env("TDQS_GATE_GH", fake_gh(t.path()))
+        .env("GATE_BIN", GATE)
+        .env("ARTIFACT_NAME", "tool-definition-score")
+        .env("COMMENT_AUTHOR", "github-actions[bot]")
         .env("REPORT_DIR", &report_dir)
         .env("RUNNER_TEMP", t.path())
         .env("LANG", "C.UTF-8")
         .output()
         .unwrap();
-    assert!(output.status.success());
+    assert!(output.status.success(), "{output:?}");
     let requests = requests.lock().unwrap().clone();
     let post = requests
         .iter()
@@ -1732,7 +1842,7 @@ fn inputs_reach_scripts_only_through_env_and_the_token_only_the_gate() {
             .strip_prefix("bash \"$GITHUB_ACTION_PATH/action/entrypoint.sh\" ")
             .unwrap_or_else(|| panic!("unexpected run text: {run}"));
         assert!(
-            script.contains(&format!("        {sub}) cmd_")),
+            script.contains(&format!(" {sub}) cmd_")),
             "entrypoint.sh has no `{sub}` command"
         );
     }
@@ -2002,3 +2112,4 @@ fn the_eval_input_runs_the_selection_check() {
 }
 
 mod monorepo;
+mod reusable_workflow;

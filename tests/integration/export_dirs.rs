@@ -282,13 +282,13 @@ fn folders_refuse_bad_contents_and_names() {
         "folder",
         &|d| std::fs::create_dir(d.join("sub.json")).unwrap(),
         &[],
-        "is not a regular file",
+        "\"sub.json\" is a folder, not a regular file",
     );
     refused(
         "link",
         &|d| std::os::unix::fs::symlink("/etc/hostname", d.join("etc.json")).unwrap(),
         &[],
-        "is not a regular file",
+        "\"etc.json\" is a symbolic link, not a regular file",
     );
     refused(
         "unknown name",
