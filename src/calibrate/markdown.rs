@@ -5,7 +5,7 @@
 
 use super::record::{CalibrationRecord, DimensionAgreement, Measured, SetMeasure};
 use tdqs_core::arith::Tenths;
-use tdqs_core::report::doc::{self, code, column, joined, row, text, words};
+use tdqs_core::report::doc::{self, code, column, fill, joined, row, text, words};
 use tdqs_core::report::doc::{Align, Block, Inline, Row, Table};
 use tdqs_core::rubric::ToolDimension;
 
@@ -142,45 +142,37 @@ fn introduction(record: &CalibrationRecord) -> Vec<Block> {
     let judge = &record.scoring.judge;
     let registry = &record.registry;
     let server = &registry.server;
+    let source = registry.source.as_ref();
     let mut capture = vec![words("The capture")];
-    if let Some(source) = &registry.source {
-        capture.extend([words(" (source: "), text(source), words(")")]);
-    }
-    capture.extend([
-        words(" holds release "),
-        text(&registry.release),
-        words(" as the registry scored it at "),
-        text(&server.scored_at),
-        words(format!(": {} tools, set hash ", server.tool_count)),
-        code(&registry.set_hash),
-        words("."),
-        Inline::Break,
-        words("The gate scored the same definitions (set hash "),
-        code(&record.scored_set_hash),
-        words(format!(
-            ") {} time{} with the ",
-            record.runs.len(),
-            if record.runs.len() == 1 { "" } else { "s" }
-        )),
-        code(&judge.mode),
-        words(" judge, model "),
-        code(&judge.model),
-        words(if judge.model_judged {
-            "."
-        } else {
-            " (rules, no language model)."
-        }),
-        Inline::Break,
-        words("Pins digest "),
-        code(&record.version_digest),
-        words(if record.scoring.pins_embedded {
-            " (the embedded pins); scoring digest "
-        } else {
-            " (pins other than the embedded ones); scoring digest "
-        }),
-        code(&record.scoring_digest),
-        words("."),
-    ]);
+    capture.extend(
+        source
+            .map(|s| fill(" (source: {})", [text(s)]))
+            .unwrap_or_default(),
+    );
+    let (release, at) = (text(&registry.release), text(&server.scored_at));
+    let template = " holds release {} as the registry scored it at {}: {} tools, set hash {}.";
+    let tools = words(server.tool_count.to_string());
+    capture.extend(fill(
+        template,
+        [release, at, tools, code(&registry.set_hash)],
+    ));
+    capture.push(Inline::Break);
+    let runs = record.runs.len();
+    let times = words(format!("{runs} time{}", if runs == 1 { "" } else { "s" }));
+    let (mode, model) = (code(&judge.mode), code(&judge.model));
+    capture.extend(match judge.model_judged {
+        true => fill("The gate scored the same definitions (set hash {}) {} with the {} judge, model {}.", [code(&record.scored_set_hash), times, mode, model]),
+        false => fill("The gate scored the same definitions (set hash {}) {} with the {} judge, model {} (rules, no language model).", [code(&record.scored_set_hash), times, mode, model]),
+    });
+    capture.push(Inline::Break);
+    let pins = match record.scoring.pins_embedded {
+        true => "Pins digest {} (the embedded pins); scoring digest {}.",
+        false => "Pins digest {} (pins other than the embedded ones); scoring digest {}.",
+    };
+    capture.extend(fill(
+        pins,
+        [code(&record.version_digest), code(&record.scoring_digest)],
+    ));
     let mut out = vec![
         doc::heading(1, vec![words("Calibration against the registry")]),
         Block::Quote(vec![text(&record.note)]),

@@ -213,7 +213,7 @@ pub fn server_section(report: &Report, table_name: Option<&str>) -> Block {
             out.push(paragraph_with(note(), vec![text(advice)]));
         }
     }
-    out.push(paragraph(sections::sides(report, |hex| code(hex))));
+    out.push(paragraph(sections::sides(report, code)));
     if let Some(judge) = sections::judge(report) {
         out.push(paragraph(judge));
     } else if !report.scored {
@@ -342,7 +342,7 @@ fn decision(report: &Report) -> Vec<Block> {
             .collect(),
     };
     decided.cells.push(Cell {
-        tone: Some(report.decision.into()),
+        tone: Some(report.decision),
         ..Cell::new(vec![words(report.decision.to_string())])
     });
     table.rows.push(decided);

@@ -38,7 +38,7 @@ pub(crate) fn title(verdict: Verdict) -> Block {
 pub fn page(report: &Report) -> Vec<Block> {
     let mut out = vec![title(report.decision)];
     out.extend(head(&report.reason, report.error.as_ref()));
-    let mut lead = sections::sides(report, |hex| text(hex));
+    let mut lead = sections::sides(report, text);
     let judge = sections::judge(report)
         .or_else(|| (!report.scored).then(|| vec![words("No model was called.")]));
     for line in [judge, rule(report)].into_iter().flatten() {

@@ -33,11 +33,7 @@ pub fn render(blocks: &[Block]) -> String {
 
 /// Inline content as HTML.
 pub fn inlines(content: &[Inline]) -> String {
-    let mut out = String::new();
-    for i in content {
-        inline(&mut out, i);
-    }
-    out
+    super::concat(content, inline)
 }
 
 fn inline(out: &mut String, i: &Inline) {

@@ -3,22 +3,17 @@
 //! becomes a link, an image, HTML, a mention, a heading or a table column, nor leaves its code
 //! span. Blocks are separated by one blank line; charts are left to the HTML page.
 
-use super::{Align, Block, Inline, ListItem, Table};
+use super::{Align, Block, Inline, Table};
 use crate::report::md_escape;
 
 /// The page: its blocks, one blank line between each two.
 pub fn render(blocks: &[Block]) -> String {
-    let parts: Vec<String> = blocks.iter().map(block).filter(|b| !b.is_empty()).collect();
-    parts.join("\n")
+    super::blank_line_apart(blocks, block)
 }
 
 /// Inline content as Markdown.
 pub fn inlines(content: &[Inline]) -> String {
-    let mut out = String::new();
-    for i in content {
-        inline(&mut out, i);
-    }
-    out
+    super::concat(content, inline)
 }
 
 fn inline(out: &mut String, i: &Inline) {
@@ -71,11 +66,7 @@ fn block(b: &Block) -> String {
         }
         Block::Paragraph { content, .. } => format!("{}\n", inlines(content)),
         Block::Quote(content) => format!("> {}\n", inlines(content)),
-        Block::List { items, .. } => {
-            let mut out = String::new();
-            list(&mut out, items, 0);
-            out
-        }
+        Block::List { items, .. } => super::indented(items, 0, "- ", &inlines),
         Block::Table(t) => table(t),
         Block::Details {
             summary, blocks, ..
@@ -92,16 +83,6 @@ fn block(b: &Block) -> String {
         Block::Chart(_) => String::new(),
         Block::Group { blocks, .. } => render(blocks),
         Block::Footer(content) => format!("<sub>{}</sub>\n", inlines(content)),
-    }
-}
-
-fn list(out: &mut String, items: &[ListItem], depth: usize) {
-    for item in items {
-        out.push_str(&"  ".repeat(depth));
-        out.push_str("- ");
-        out.push_str(&inlines(&item.content));
-        out.push('\n');
-        list(out, &item.children, depth + 1);
     }
 }
 

@@ -119,6 +119,42 @@ pub fn marked(s: &str) -> Vec<Inline> {
         .collect()
 }
 
+/// `blocks` as `block` prints each, one blank line between each two, the empty ones left out
+/// (the Markdown and plain-text backends).
+fn blank_line_apart(blocks: &[Block], block: impl Fn(&Block) -> String) -> String {
+    let parts: Vec<String> = blocks.iter().map(block).filter(|b| !b.is_empty()).collect();
+    parts.join("\n")
+}
+
+/// List items one a line, indented two spaces a level from `depth`, each after `mark`
+/// (the Markdown and plain-text backends).
+fn indented(
+    items: &[ListItem],
+    depth: usize,
+    mark: &str,
+    inlines: &dyn Fn(&[Inline]) -> String,
+) -> String {
+    let mut out = String::new();
+    for item in items {
+        out.push_str(&format!(
+            "{}{mark}{}\n",
+            "  ".repeat(depth),
+            inlines(&item.content)
+        ));
+        out.push_str(&indented(&item.children, depth + 1, mark, inlines));
+    }
+    out
+}
+
+/// `content` as `inline` appends each run (every backend).
+fn concat(content: &[Inline], inline: impl Fn(&mut String, &Inline)) -> String {
+    let mut out = String::new();
+    for i in content {
+        inline(&mut out, i);
+    }
+    out
+}
+
 /// The HTML page's hooks on an element: a class and `data-` attributes, in order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Attrs {
@@ -244,33 +280,8 @@ pub enum Align {
     Center,
 }
 
-/// How a cell is coloured where the markup can: the verdict it shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tone {
-    Pass,
-    Block,
-    Invalid,
-}
-
-impl From<crate::exit::Verdict> for Tone {
-    fn from(v: crate::exit::Verdict) -> Tone {
-        match v {
-            crate::exit::Verdict::Pass => Tone::Pass,
-            crate::exit::Verdict::Block => Tone::Block,
-            crate::exit::Verdict::Invalid => Tone::Invalid,
-        }
-    }
-}
-
-impl Tone {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tone::Pass => "pass",
-            Tone::Block => "block",
-            Tone::Invalid => "invalid",
-        }
-    }
-}
+/// How a cell is coloured where the markup can: the verdict it shows (pass, block, invalid).
+pub type Tone = crate::exit::Verdict;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {

@@ -3,12 +3,11 @@
 //! text from outside has its control characters (line breaks, terminal escapes) replaced by
 //! spaces, so a tool name cannot break a line or repaint the terminal. Charts are left out.
 
-use super::{Align, Block, Inline, ListItem, Table};
+use super::{Align, Block, Inline, Table};
 
 /// The page: its blocks, one blank line between each two.
 pub fn render(blocks: &[Block]) -> String {
-    let parts: Vec<String> = blocks.iter().map(block).filter(|b| !b.is_empty()).collect();
-    parts.join("\n")
+    super::blank_line_apart(blocks, block)
 }
 
 /// Text from outside on one line: every control character becomes a space.
@@ -52,11 +51,7 @@ fn block(b: &Block) -> String {
         | Block::Paragraph { content, .. }
         | Block::Footer(content) => format!("{}\n", inlines(content)),
         Block::Quote(content) => format!("> {}\n", inlines(content)),
-        Block::List { items, .. } => {
-            let mut out = String::new();
-            list(&mut out, items, 1);
-            out
-        }
+        Block::List { items, .. } => super::indented(items, 1, "", &inlines),
         Block::Table(t) => table(t),
         Block::Details {
             summary, blocks, ..
@@ -68,16 +63,6 @@ fn block(b: &Block) -> String {
             .collect(),
         Block::Chart(_) => String::new(),
         Block::Group { blocks, .. } => render(blocks),
-    }
-}
-
-/// Items indented two spaces a level, without bullets.
-fn list(out: &mut String, items: &[ListItem], depth: usize) {
-    for item in items {
-        out.push_str(&"  ".repeat(depth));
-        out.push_str(&inlines(&item.content));
-        out.push('\n');
-        list(out, &item.children, depth + 1);
     }
 }
 
