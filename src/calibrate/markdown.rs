@@ -1,10 +1,12 @@
-//! The Markdown page of a calibration: the record's tables, formatted. It reads only the record
-//! and computes nothing new, so the page and `calibration.json` cannot disagree.
-
-use std::fmt::Write as _;
+//! The Markdown page of a calibration: the record's tables, built as a document
+//! ([`tdqs_core::report::doc`]) and printed by its Markdown backend, which escapes every text. It
+//! reads only the record and computes nothing new, so the page and `calibration.json` cannot
+//! disagree.
 
 use super::record::{CalibrationRecord, DimensionAgreement, Measured, SetMeasure};
 use tdqs_core::arith::Tenths;
+use tdqs_core::report::doc::{self, code, column, fill, joined, row, text, words};
+use tdqs_core::report::doc::{Align, Block, Inline, Row, Table};
 use tdqs_core::rubric::ToolDimension;
 
 fn signed(t: Tenths) -> String {
@@ -49,12 +51,9 @@ fn with_tier(m: &Measured) -> String {
     }
 }
 
-fn tool_list(tools: &[String]) -> String {
-    tools
-        .iter()
-        .map(|t| format!("`{t}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// Tool names as code, comma-separated.
+fn tool_list(tools: &[String]) -> Vec<Inline> {
+    joined(tools.iter().map(|t| vec![code(t)]), ", ")
 }
 
 fn capitalised(label: &str) -> String {
@@ -82,225 +81,248 @@ fn runs_text(m: &SetMeasure) -> String {
 }
 
 /// The lowest-TDQS row names the tools once when every run had the same lowest tools.
-fn lowest_runs_text(m: &SetMeasure) -> String {
+fn lowest_runs_text(m: &SetMeasure) -> Vec<Inline> {
     let same = m.runs.windows(2).all(|w| w[0].tools == w[1].tools);
-    if same {
-        let tools = m
-            .runs
-            .first()
-            .map(|r| tool_list(&r.tools))
-            .unwrap_or_default();
-        format!("{} {tools}", runs_text(m)).trim_end().to_string()
-    } else {
-        m.runs
-            .iter()
-            .map(|r| format!("{} {}", r.value, tool_list(&r.tools)))
-            .collect::<Vec<_>>()
-            .join(", ")
+    match m.runs.first() {
+        Some(first) if same && !first.tools.is_empty() => {
+            let mut out = vec![words(format!("{} ", runs_text(m)))];
+            out.extend(tool_list(&first.tools));
+            out
+        }
+        _ if same => vec![words(runs_text(m))],
+        _ => joined(
+            m.runs.iter().map(|r| {
+                let mut run = vec![words(format!("{} ", r.value))];
+                run.extend(tool_list(&r.tools));
+                run
+            }),
+            ", ",
+        ),
     }
 }
 
-use tdqs_core::report::md_escape::{code, text as escape};
-
-fn agreement_row(out: &mut String, a: &DimensionAgreement) {
+fn agreement_row(a: &DimensionAgreement) -> Row {
     let correlation = a
         .correlation
         .map(two_places)
         .unwrap_or_else(|| "—".to_string());
-    let _ = writeln!(
-        out,
-        "| {} | {} | {} | {} | {} | {} | {} |",
+    row([
         measure_label(&a.measure),
         two_places(a.mean_absolute_difference.value),
         signed_two_places(a.mean_signed_difference.value),
-        a.gate_higher,
-        a.gate_lower,
-        a.equal,
-        correlation
-    );
+        a.gate_higher.to_string(),
+        a.gate_lower.to_string(),
+        a.equal.to_string(),
+        correlation,
+    ]
+    .map(|cell| vec![words(cell)]))
+}
+
+/// A table of left-aligned columns.
+fn table(heads: &[&'static str], rows: Vec<Row>) -> Block {
+    let mut table = Table::new(heads.iter().map(|h| column(h, Align::Left)).collect());
+    table.rows = rows;
+    Block::Table(table)
 }
 
 /// Renders the page: one function per section, in the order the page shows them.
 pub fn render(record: &CalibrationRecord) -> String {
-    let mut out = String::new();
-    write_introduction(&mut out, record);
-    write_whole_set(&mut out, record);
-    write_per_dimension(&mut out, record);
-    write_run_to_run(&mut out, record);
-    write_largest_differences(&mut out, record);
-    write_every_tool(&mut out, record);
-    out
+    let mut page = introduction(record);
+    page.extend(whole_set(record));
+    page.extend(per_dimension(record));
+    page.extend(run_to_run(record));
+    page.extend(largest_differences(record));
+    page.extend(every_tool(record));
+    doc::markdown::render(&page)
 }
 
 /// The title, the note, what was compared (capture, judge, digests) and the warnings, so the
 /// page says what it measured before any number.
-fn write_introduction(out: &mut String, record: &CalibrationRecord) {
+fn introduction(record: &CalibrationRecord) -> Vec<Block> {
     let judge = &record.scoring.judge;
     let registry = &record.registry;
     let server = &registry.server;
-
-    let _ = writeln!(out, "# Calibration against the registry\n");
-    let _ = writeln!(out, "> {}\n", escape(&record.note));
-    let source = registry
-        .source
-        .as_deref()
-        .map(|s| format!(" (source: {})", escape(s)))
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "The capture{source} holds release {} as the registry scored it at {}: {} tools, set \
-         hash `{}`.",
-        escape(&registry.release),
-        escape(&server.scored_at),
-        server.tool_count,
-        registry.set_hash
+    let source = registry.source.as_ref();
+    let mut capture = vec![words("The capture")];
+    capture.extend(
+        source
+            .map(|s| fill(" (source: {})", [text(s)]))
+            .unwrap_or_default(),
     );
-    let _ = writeln!(
-        out,
-        "The gate scored the same definitions (set hash `{}`) {} time{} with the `{}` judge, \
-         model `{}`{}.",
-        record.scored_set_hash,
-        record.runs.len(),
-        if record.runs.len() == 1 { "" } else { "s" },
-        judge.mode,
-        judge.model,
-        if judge.model_judged {
-            ""
-        } else {
-            " (rules, no language model)"
-        }
-    );
-    let _ = writeln!(
-        out,
-        "Pins digest `{}`{}; scoring digest `{}`.\n",
-        record.version_digest,
-        if record.scoring.pins_embedded {
-            " (the embedded pins)"
-        } else {
-            " (pins other than the embedded ones)"
-        },
-        record.scoring_digest
-    );
-    for warning in &record.warnings {
-        let _ = writeln!(out, "- Warning: {}", escape(warning));
-    }
+    let (release, at) = (text(&registry.release), text(&server.scored_at));
+    let template = " holds release {} as the registry scored it at {}: {} tools, set hash {}.";
+    let tools = words(server.tool_count.to_string());
+    capture.extend(fill(
+        template,
+        [release, at, tools, code(&registry.set_hash)],
+    ));
+    capture.push(Inline::Break);
+    let runs = record.runs.len();
+    let times = words(format!("{runs} time{}", if runs == 1 { "" } else { "s" }));
+    let (mode, model) = (code(&judge.mode), code(&judge.model));
+    capture.extend(match judge.model_judged {
+        true => fill("The gate scored the same definitions (set hash {}) {} with the {} judge, model {}.", [code(&record.scored_set_hash), times, mode, model]),
+        false => fill("The gate scored the same definitions (set hash {}) {} with the {} judge, model {} (rules, no language model).", [code(&record.scored_set_hash), times, mode, model]),
+    });
+    capture.push(Inline::Break);
+    let pins = match record.scoring.pins_embedded {
+        true => "Pins digest {} (the embedded pins); scoring digest {}.",
+        false => "Pins digest {} (pins other than the embedded ones); scoring digest {}.",
+    };
+    capture.extend(fill(
+        pins,
+        [code(&record.version_digest), code(&record.scoring_digest)],
+    ));
+    let mut out = vec![
+        doc::heading(1, vec![words("Calibration against the registry")]),
+        Block::Quote(vec![text(&record.note)]),
+        doc::paragraph(capture),
+    ];
     if !record.warnings.is_empty() {
-        out.push('\n');
+        out.push(doc::list(
+            record
+                .warnings
+                .iter()
+                .map(|w| vec![words("Warning: "), text(w)]),
+        ));
     }
+    out
 }
 
 /// "The whole set": the server rollups, registry against each run and the median, then the
 /// coherence dimensions and the unrounded mean TDQS.
-fn write_whole_set(out: &mut String, record: &CalibrationRecord) {
+fn whole_set(record: &CalibrationRecord) -> Vec<Block> {
     let whole = &record.summary.whole_set;
-    let _ = writeln!(out, "## The whole set\n");
-    let _ = writeln!(out, "| Measure | Registry | Gate runs | Gate median |");
-    let _ = writeln!(out, "|---|---|---|---|");
-    for (label, m) in [
+    let mut rows: Vec<Row> = [
         ("Overall", &whole.overall),
         ("Description quality", &whole.description_quality),
         ("Coherence", &whole.coherence),
         ("Mean TDQS", &whole.mean_tdqs),
-    ] {
-        let _ = writeln!(
-            out,
-            "| {label} | {} | {} | {} |",
+    ]
+    .into_iter()
+    .map(|(label, m)| {
+        row([
+            label.to_string(),
             with_tier(&m.registry),
             runs_text(m),
-            with_tier(&m.median)
-        );
-    }
+            with_tier(&m.median),
+        ]
+        .map(|cell| vec![words(cell)]))
+    })
+    .collect();
     let lowest = &whole.min_tdqs;
-    let _ = writeln!(
-        out,
-        "| Lowest TDQS | {} {} | {} | {} |",
-        lowest.registry.value,
-        tool_list(&lowest.registry.tools),
+    let mut registry = vec![words(format!("{} ", lowest.registry.value))];
+    registry.extend(tool_list(&lowest.registry.tools));
+    rows.push(row([
+        vec![words("Lowest TDQS")],
+        registry,
         lowest_runs_text(lowest),
-        lowest.median.value
-    );
-    write_coherence_dimensions(out, record);
-    let exact_runs: Vec<String> = whole
-        .mean_tdqs
-        .runs
-        .iter()
-        .filter_map(|r| r.exact.as_ref().map(|e| format!("{:.3}", e.value)))
-        .collect();
+        vec![words(lowest.median.value.to_string())],
+    ]));
+    let mut out = vec![
+        doc::heading(2, vec![words("The whole set")]),
+        table(&["Measure", "Registry", "Gate runs", "Gate median"], rows),
+        coherence_dimensions(record),
+    ];
     if let Some(registry_exact) = &whole.mean_tdqs.registry.exact {
-        let _ = writeln!(
-            out,
-            "\nUnrounded mean TDQS: registry {:.3}; gate runs {}.",
+        let exact_runs: Vec<String> = whole
+            .mean_tdqs
+            .runs
+            .iter()
+            .filter_map(|r| r.exact.as_ref().map(|e| format!("{:.3}", e.value)))
+            .collect();
+        out.push(doc::paragraph(vec![words(format!(
+            "Unrounded mean TDQS: registry {:.3}; gate runs {}.",
             registry_exact.value,
             exact_runs.join(", ")
-        );
+        ))]));
     }
+    out
 }
 
 /// The coherence dimensions' table: the registry's score against each run's and the median.
-fn write_coherence_dimensions(out: &mut String, record: &CalibrationRecord) {
-    let _ = writeln!(
-        out,
-        "\n| Coherence dimension | Registry | Gate runs | Gate median |\n|---|---|---|---|"
-    );
-    for (dimension, c) in &record.summary.coherence_dimensions {
-        let runs: Vec<String> = c.runs.iter().map(|r| r.to_string()).collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            capitalised(dimension.label()),
-            c.registry,
-            runs.join(", "),
-            c.median
-        );
-    }
+fn coherence_dimensions(record: &CalibrationRecord) -> Block {
+    let rows = record
+        .summary
+        .coherence_dimensions
+        .iter()
+        .map(|(dimension, c)| {
+            let runs: Vec<String> = c.runs.iter().map(|r| r.to_string()).collect();
+            row([
+                capitalised(dimension.label()),
+                c.registry.to_string(),
+                runs.join(", "),
+                c.median.to_string(),
+            ]
+            .map(|cell| vec![words(cell)]))
+        })
+        .collect();
+    table(
+        &[
+            "Coherence dimension",
+            "Registry",
+            "Gate runs",
+            "Gate median",
+        ],
+        rows,
+    )
 }
 
 /// "Per dimension": how closely the gate's median follows the registry, one row per measure.
-fn write_per_dimension(out: &mut String, record: &CalibrationRecord) {
-    let _ = writeln!(
-        out,
-        "\n## Per dimension\n\nThe gate's median against the registry's score, over the {} tools:\n",
-        record.summary.tools.len()
-    );
-    let _ = writeln!(
-        out,
-        "| Measure | Mean absolute difference | Mean signed difference | Gate higher | Gate lower | Equal | Correlation |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-    for a in &record.summary.per_dimension {
-        agreement_row(out, a);
-    }
+fn per_dimension(record: &CalibrationRecord) -> Vec<Block> {
+    vec![
+        doc::heading(2, vec![words("Per dimension")]),
+        doc::paragraph(vec![words(format!(
+            "The gate's median against the registry's score, over the {} tools:",
+            record.summary.tools.len()
+        ))]),
+        table(
+            &[
+                "Measure",
+                "Mean absolute difference",
+                "Mean signed difference",
+                "Gate higher",
+                "Gate lower",
+                "Equal",
+                "Correlation",
+            ],
+            record
+                .summary
+                .per_dimension
+                .iter()
+                .map(agreement_row)
+                .collect(),
+        ),
+    ]
 }
 
 /// "Run to run": how far the gate's own runs spread, which bounds how close to the registry it
 /// can be expected to come.
-fn write_run_to_run(out: &mut String, record: &CalibrationRecord) {
+fn run_to_run(record: &CalibrationRecord) -> Vec<Block> {
     let spread = &record.summary.spread;
-    let _ = writeln!(out, "\n## Run to run\n");
-    if spread.identical_runs {
-        let _ = writeln!(
-            out,
+    let mut content = if spread.identical_runs {
+        vec![words(format!(
             "The {} runs gave every tool and the coherence the same scores.",
             spread.runs
-        );
+        ))]
     } else {
-        let at_largest = if spread.largest_range_tools.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", tool_list(&spread.largest_range_tools))
-        };
-        let _ = writeln!(
-            out,
-            "Over {} runs, {} tools moved; a tool's TDQS ranged by {} on average and by up to {}{}.",
+        let mut line = vec![words(format!(
+            "Over {} runs, {} tools moved; a tool's TDQS ranged by {} on average and by up to {}",
             spread.runs,
             spread.tools_that_moved,
             two_places(spread.mean_tool_range.value),
             spread.largest_tool_range,
-            at_largest
-        );
-    }
-    let _ = writeln!(
-        out,
+        ))];
+        if !spread.largest_range_tools.is_empty() {
+            line.push(words(" ("));
+            line.extend(tool_list(&spread.largest_range_tools));
+            line.push(words(")"));
+        }
+        line.push(words("."));
+        line
+    };
+    content.push(Inline::Break);
+    content.push(words(format!(
         "Mean TDQS {}–{} (unrounded {:.3}–{:.3}), lowest TDQS {}–{}, description quality {}–{}, \
          coherence {}–{}, overall {}–{}.",
         spread.mean_tdqs.lowest,
@@ -315,59 +337,83 @@ fn write_run_to_run(out: &mut String, record: &CalibrationRecord) {
         spread.coherence.highest,
         spread.overall.lowest,
         spread.overall.highest
-    );
+    )));
+    vec![
+        doc::heading(2, vec![words("Run to run")]),
+        doc::paragraph(content),
+    ]
 }
 
 /// "The largest differences": the tools the gate and the registry disagree on most, with the
 /// dimensions behind each difference.
-fn write_largest_differences(out: &mut String, record: &CalibrationRecord) {
-    let _ = writeln!(out, "\n## The largest differences\n");
-    let _ = writeln!(
-        out,
-        "| Tool | Registry | Gate | Difference | Dimensions that differ (gate minus registry) |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|");
-    for l in &record.summary.largest_differences {
-        let dims: Vec<String> = l
-            .dimensions
-            .iter()
-            .map(|d| format!("{} {}", d.dimension.label(), signed_int(d.difference)))
-            .collect();
-        let dims = if dims.is_empty() {
-            "none".to_string()
-        } else {
-            dims.join(", ")
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} |",
-            code(&l.tool),
-            l.registry,
-            l.gate,
-            signed(l.difference),
-            dims
-        );
-    }
+fn largest_differences(record: &CalibrationRecord) -> Vec<Block> {
+    let rows = record
+        .summary
+        .largest_differences
+        .iter()
+        .map(|l| {
+            let dims: Vec<String> = l
+                .dimensions
+                .iter()
+                .map(|d| format!("{} {}", d.dimension.label(), signed_int(d.difference)))
+                .collect();
+            let dims = if dims.is_empty() {
+                "none".to_string()
+            } else {
+                dims.join(", ")
+            };
+            row([
+                vec![code(&l.tool)],
+                vec![words(l.registry.to_string())],
+                vec![words(l.gate.to_string())],
+                vec![words(signed(l.difference))],
+                vec![words(dims)],
+            ])
+        })
+        .collect();
+    vec![
+        doc::heading(2, vec![words("The largest differences")]),
+        table(
+            &[
+                "Tool",
+                "Registry",
+                "Gate",
+                "Difference",
+                "Dimensions that differ (gate minus registry)",
+            ],
+            rows,
+        ),
+    ]
 }
 
 /// "Every tool": each tool's TDQS, registry against the gate's median and runs.
-fn write_every_tool(out: &mut String, record: &CalibrationRecord) {
-    let _ = writeln!(out, "\n## Every tool\n");
-    let _ = writeln!(
-        out,
-        "| Tool | Registry | Gate (median) | Difference | Gate runs |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|");
-    for (name, t) in &record.summary.tools {
-        let runs: Vec<String> = t.runs.iter().map(|r| r.to_string()).collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} |",
-            code(name),
-            t.registry.tdqs,
-            t.median.tdqs,
-            signed(t.difference.tdqs),
-            runs.join(", ")
-        );
-    }
+fn every_tool(record: &CalibrationRecord) -> Vec<Block> {
+    let rows = record
+        .summary
+        .tools
+        .iter()
+        .map(|(name, t)| {
+            let runs: Vec<String> = t.runs.iter().map(|r| r.to_string()).collect();
+            row([
+                vec![code(name)],
+                vec![words(t.registry.tdqs.to_string())],
+                vec![words(t.median.tdqs.to_string())],
+                vec![words(signed(t.difference.tdqs))],
+                vec![words(runs.join(", "))],
+            ])
+        })
+        .collect();
+    vec![
+        doc::heading(2, vec![words("Every tool")]),
+        table(
+            &[
+                "Tool",
+                "Registry",
+                "Gate (median)",
+                "Difference",
+                "Gate runs",
+            ],
+            rows,
+        ),
+    ]
 }

@@ -138,10 +138,13 @@ impl StepOutcome {
     /// A summary section for a run that wrote no report of its own: the verdict and its reason,
     /// escaped (the reason can quote the head's command or a server's output).
     pub fn fallback_summary(&self) -> String {
+        use tdqs_core::report::doc::{self, marked, paragraph, strong};
+        // The reason's names become code spans and everything else is escaped, as on the page.
+        let reason = doc::markdown::render(&[paragraph(vec![strong(marked(&self.reason))])]);
         format!(
-            "## ⚠️ Tool definition score: INVALID\n\n**{}**\n\ntdqs-gate wrote no report; the \
-             log of the scoring step has the details.\n\n",
-            md_escape::text_with_code_spans(&self.reason)
+            "## ⚠️ Tool definition score: INVALID\n\n{}\n\ntdqs-gate wrote no report; the log \
+             of the scoring step has the details.\n\n",
+            reason.trim_end()
         )
     }
 

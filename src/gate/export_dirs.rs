@@ -246,7 +246,9 @@ pub(super) fn single_layout(opts: &GateOptions) -> Option<Result<GateOptions, Er
     let only = |f: &BTreeMap<String, Entry>| f.len() == 1 && single(f);
     if !only(&base) || !only(&head) {
         let shape = |f: &BTreeMap<String, Entry>| {
-            if single(f) {
+            if f.is_empty() {
+                "no export at all".to_string()
+            } else if single(f) {
                 "a single server".to_string()
             } else {
                 format!(
@@ -258,13 +260,15 @@ pub(super) fn single_layout(opts: &GateOptions) -> Option<Result<GateOptions, Er
         return Some(Err(Error::new(
             Stage::Config,
             format!(
-                "the base has {} and the head has {}: a change between one server and                  `[[server]]` tables cannot be compared server by server",
+                "the base has {} and the head has {}: a change between one server and \
+                 `[[server]]` tables cannot be compared server by server",
                 shape(&base),
                 shape(&head)
             ),
         )
         .with_advice(
-            "review this change by hand; once it is merged, the base has the same layout and              later changes are gated again",
+            "review this change by hand; once it is merged, the base has the same layout and \
+             later changes are gated again",
         )));
     }
     let mut files = Vec::with_capacity(2);

@@ -718,6 +718,13 @@ pub(crate) mod gate_check {
             report.reason
         );
         assert!(report.warnings[0].contains("mean TDQS rose while selection fell significantly"));
+        // The whole sentence: its figures sit in one run of text (a line break in the source
+        // once put 18 spaces inside it).
+        assert!(
+            report.warnings[0].contains("(18 of 22 cases fell, p = 0.0000)"),
+            "{}",
+            report.warnings[0]
+        );
         // The JSON report keeps its schema, and the Markdown summary shows the check.
         let written = outcome.written.expect("report written");
         let json: Value =

@@ -263,6 +263,10 @@ fn run_job(
     env.insert("TDQS_GATE_BIN".into(), bin.display().to_string());
     env.insert("TDQS_GATE_CLAUDE_DIR".into(), claude.display().to_string());
     env.insert("TDQS_GATE_GH".into(), gh.display().to_string());
+    // What the job separation holds on its own: the hostile head's server runs unsandboxed, so
+    // it reaches everything the job's runner holds (the sandbox, which takes that away too, is
+    // tested in sandbox.rs).
+    env.insert("TDQS_GATE_SANDBOX".into(), "off".into());
     let dirs_env: std::cell::RefCell<BTreeMap<String, String>> = Default::default();
     let dirs_path: std::cell::RefCell<Vec<String>> = Default::default();
     let mut by_id: BTreeMap<String, StepResult> = BTreeMap::new();
@@ -607,6 +611,8 @@ fn single_mode(pr: &PullRequest, machine: &Path, inputs: &[(&str, &str)]) -> run
     job.env
         .insert("TDQS_GATE_CLAUDE_DIR".into(), claude.display().to_string());
     job.env.insert("GITHUB_JOB".into(), "single".into());
+    // The control: single mode without the sandbox, as it ran before it existed.
+    job.env.insert("TDQS_GATE_SANDBOX".into(), "off".into());
     let dirs = Dirs {
         runner_temp: machine.join("runner-temp"),
         home: machine.join("home"),
@@ -772,10 +778,12 @@ fn a_head_server_that_rewrites_the_base_export_passes_only_in_single_mode() {
         "{}",
         a.single_loot
     );
-    assert_eq!(
+    // In single mode the head's server reached the base's folder: the honest BLOCK was lost
+    // (a PASS when the base is made equal to the head, INVALID when the folder is emptied).
+    assert_ne!(
         a.single.outputs["decision"],
-        "pass",
-        "single mode: the base now equals the head:\n{}",
+        "block",
+        "single mode: the base's export was rewritten:\n{}",
         a.single.log()
     );
     assert_workflow_held(&a);

@@ -14,6 +14,7 @@ pub mod case;
 pub mod compare;
 pub mod draft;
 pub mod metrics;
+mod page;
 pub mod prompt;
 pub mod result;
 pub mod scores;

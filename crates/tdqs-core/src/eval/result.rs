@@ -1,9 +1,10 @@
 //! One eval run as reported: the mode and who selected, the cases, the figures, the cost, and
-//! the two roll-ups with their parts. Rendered as text here; the engine writes it as JSON.
+//! the two roll-ups with their parts. Rendered as text by [`super::page`]; the engine writes it as
+//! JSON.
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{CaseResult, Metrics, Ratio};
+use super::metrics::{CaseResult, Metrics};
 use super::scores::{Composite, Health};
 use super::Mode;
 use crate::judge::TokenUsage;
@@ -55,10 +56,6 @@ pub struct EvalDocument<'a> {
     pub run: &'a EvalRun,
 }
 
-fn line(label: &str, r: &Ratio) -> String {
-    format!("{label:<22}{}\n", r.render())
-}
-
 impl EvalRun {
     /// The versioned JSON document of this run.
     pub fn document(&self) -> EvalDocument<'_> {
@@ -71,140 +68,6 @@ impl EvalRun {
     /// The text report: mode first, then the figures, the per-tool table, the capture lines and
     /// the two roll-ups with their parts.
     pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        out.push_str(&format!("mode: {}\n", self.mode_label));
-        let server = match (&self.server_name, &self.server_version) {
-            (Some(n), Some(v)) => format!("{n} {v}"),
-            (Some(n), None) => n.clone(),
-            _ => "(unnamed server)".to_string(),
-        };
-        out.push_str(&format!(
-            "{server}   {} tools   tool set {}\n",
-            self.tool_count,
-            &self.tool_set_digest[..self.tool_set_digest.len().min(12)]
-        ));
-        out.push_str(&format!(
-            "selector {} ({})   {} cases ({} exploratory, not scored)   {} calls, {} from cache\n",
-            self.model,
-            self.selector,
-            self.cases.len(),
-            self.metrics.exploratory,
-            self.calls,
-            self.cached
-        ));
-        out.push_str(&format!(
-            "tokens {} in, {} out   latency {} ms{}\n\n",
-            self.usage.input_tokens,
-            self.usage.output_tokens,
-            self.latency_ms,
-            if self.calls > 0 {
-                format!(" ({} ms per call)", self.latency_ms / self.calls as u64)
-            } else {
-                String::new()
-            }
-        ));
-        let m = &self.metrics;
-        out.push_str(&line("Selection accuracy", &m.selection));
-        out.push_str(&line("  positives", &m.positives));
-        out.push_str(&line("  siblings", &m.siblings));
-        out.push_str(&line("Abstention", &m.abstention));
-        if self.mode == Mode::Synthetic {
-            out.push_str("Argument validity       –   (synthetic mode generates no arguments)\n");
-        } else {
-            out.push_str(&line("Argument validity", &m.argument_validity));
-        }
-        if !m.per_tool.is_empty() {
-            let width = m
-                .per_tool
-                .iter()
-                .map(|t| t.tool.chars().count())
-                .max()
-                .unwrap_or(4)
-                .max(4);
-            out.push_str(&format!(
-                "\n{:<width$}  {:<12}  went instead to\n",
-                "tool", "hit"
-            ));
-            for t in &m.per_tool {
-                let instead: Vec<String> = t
-                    .went_instead
-                    .iter()
-                    .map(|(to, n)| {
-                        let shown = if to == super::case::NO_TOOL {
-                            "(nothing)"
-                        } else {
-                            to.as_str()
-                        };
-                        let pct = Ratio {
-                            hit: *n,
-                            of: t.hit.of,
-                        }
-                        .percent()
-                        .unwrap_or(0);
-                        format!("{shown} {pct}%")
-                    })
-                    .collect();
-                out.push_str(&format!(
-                    "{:<width$}  {:<12}  {}\n",
-                    t.tool,
-                    t.hit.render().trim_start(),
-                    instead.join(", ")
-                ));
-            }
-        }
-        if !m.captures.is_empty() {
-            out.push('\n');
-            for c in &m.captures {
-                out.push_str(&c.line());
-                out.push('\n');
-            }
-        }
-        let exploratory: Vec<&CaseResult> = self.cases.iter().filter(|c| c.exploratory).collect();
-        if !exploratory.is_empty() {
-            out.push_str("\nexploratory (shown, not scored):\n");
-            for c in exploratory {
-                out.push_str(&format!(
-                    "  {}: expected {}, selected {}\n",
-                    c.id,
-                    c.expected.as_str(),
-                    c.selected.as_str()
-                ));
-            }
-        }
-        let wrong: Vec<&CaseResult> = self
-            .cases
-            .iter()
-            .filter(|c| !c.exploratory && !c.correct)
-            .collect();
-        if !wrong.is_empty() {
-            out.push_str("\nmissed cases:\n");
-            for c in wrong {
-                out.push_str(&format!(
-                    "  {} ({}): expected {}, selected {} — {}\n",
-                    c.id,
-                    c.kind.as_str(),
-                    c.expected.as_str(),
-                    c.selected.as_str(),
-                    c.reason
-                ));
-            }
-        }
-        let invalid: Vec<&CaseResult> = self
-            .cases
-            .iter()
-            .filter(|c| c.arguments_valid == Some(false))
-            .collect();
-        if !invalid.is_empty() {
-            out.push_str("\ninvalid arguments:\n");
-            for c in invalid {
-                out.push_str(&format!("  {}: {}\n", c.id, c.argument_errors.join("; ")));
-            }
-        }
-        out.push('\n');
-        out.push_str(&self.health.render());
-        out.push('\n');
-        out.push_str(&self.composite.render());
-        out.push_str(&format!("\nmode: {}\n", self.mode.as_str()));
-        out
+        crate::report::doc::text::render(&super::page::page(self))
     }
 }

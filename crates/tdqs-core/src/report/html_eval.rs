@@ -1,19 +1,18 @@
 //! The HTML page's "Selection check" section: the gate's opt-in selection check (`--eval` /
-//! `[eval]`) rendered from the recorded [`SelectionCheck`] alone, every text escaped.
+//! `[eval]`) built from the recorded [`SelectionCheck`] alone, as [`doc`] blocks.
 //!
 //! It shows the mode and its label (a `synthetic` check is an estimate of ambiguity, not of
 //! model accuracy), each side's figures with their counts, the cases that fell and rose with the
 //! tool each now goes to, the exact McNemar test and whether it blocks, and the call-out when the
 //! mean TDQS rose while selection fell.
 
-use std::fmt::Write as _;
-
 use crate::eval::case::Choice;
 use crate::eval::compare::{PairedCase, SelectionCheck};
 use crate::eval::metrics::Ratio;
 use crate::eval::Mode;
 
-use super::html::escape;
+use super::doc::{self, code, paragraph, paragraph_with, strong, text, words};
+use super::doc::{column, Align, Attrs, Block, GroupKind, Inline, Row, Table};
 
 /// A ratio as `61% (11/18)`, or `– (0/0)` when nothing was counted.
 fn ratio(r: &Ratio) -> String {
@@ -23,69 +22,66 @@ fn ratio(r: &Ratio) -> String {
     }
 }
 
-fn choice(c: &Choice) -> String {
+fn choice(c: &Choice) -> Vec<Inline> {
     match c {
-        Choice::NoTool => "no tool (<code>NO_TOOL</code>)".to_string(),
-        Choice::Tool(t) => format!("<code>{}</code>", escape(t)),
+        Choice::NoTool => vec![words("no tool ("), code("NO_TOOL"), words(")")],
+        Choice::Tool(t) => vec![code(t)],
     }
 }
 
-fn case_rows(out: &mut String, class: &str, cases: &[&PairedCase]) {
-    let _ = writeln!(
-        out,
-        "<table class=\"{class}\">\n<thead><tr><th>Case</th><th>Kind</th><th>Expected</th>\
-         <th>Base selected</th><th>Head selected (now captures it)</th></tr></thead>\n<tbody>"
-    );
-    for c in cases {
-        let _ = writeln!(
-            out,
-            "<tr data-case=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td></tr>",
-            escape(&c.id),
-            escape(&c.id),
-            escape(c.kind.as_str()),
-            choice(&c.expected),
-            choice(&c.base_selected),
-            choice(&c.head_selected)
-        );
-    }
-    let _ = writeln!(out, "</tbody>\n</table>");
+fn case_table(class: &'static str, cases: &[&PairedCase]) -> Block {
+    let mut table = Table::new(vec![
+        column("Case", Align::Left),
+        column("Kind", Align::Left),
+        column("Expected", Align::Left),
+        column("Base selected", Align::Left),
+        column("Head selected (now captures it)", Align::Left),
+    ])
+    .with_attrs(Attrs::class(class));
+    table.rows = cases
+        .iter()
+        .map(|c| Row {
+            attrs: Attrs::none().data("case", &c.id),
+            ..doc::row([
+                vec![code(&c.id)],
+                vec![text(c.kind.as_str())],
+                choice(&c.expected),
+                choice(&c.base_selected),
+                choice(&c.head_selected),
+            ])
+        })
+        .collect();
+    Block::Table(table)
 }
 
-/// Appends the section to `out`.
-pub(super) fn render_selection_check(out: &mut String, check: &SelectionCheck) {
+/// The section, a group of its own.
+pub(super) fn selection_check(check: &SelectionCheck) -> Block {
     let mode = check.mode.as_str();
-    let _ = writeln!(
-        out,
-        "<div class=\"selection-check\" data-mode=\"{mode}\" data-blocks=\"{}\">",
-        check.blocks
-    );
-    let _ = writeln!(out, "<h3>Selection check (<code>{mode}</code>)</h3>");
-    let _ = writeln!(
-        out,
-        "<p class=\"mode-label\"><b>{}</b></p>",
-        escape(&check.mode_label)
-    );
+    let mut out = vec![
+        doc::heading(3, vec![words("Selection check ("), code(mode), words(")")]),
+        paragraph_with(
+            Attrs::class("mode-label"),
+            vec![strong(vec![text(&check.mode_label)])],
+        ),
+    ];
     if check.mode == Mode::Synthetic {
-        let _ = writeln!(
-            out,
-            "<p class=\"note\">No model selected: these figures estimate how ambiguous the \
-             definitions are to a word-overlap reader; they are not any model's accuracy.</p>"
-        );
+        out.push(paragraph_with(
+            Attrs::class("note"),
+            vec![words(
+                "No model selected: these figures estimate how ambiguous the definitions are \
+                 to a word-overlap reader; they are not any model's accuracy.",
+            )],
+        ));
     }
-    let _ = writeln!(
-        out,
-        "<p>Selector <code>{}</code> ({}), the same cases and settings on both sides; suite \
-         <code>{}</code>.</p>",
-        escape(&check.model),
-        escape(&check.selector),
-        escape(&check.suite_digest.chars().take(12).collect::<String>())
-    );
-    let _ = writeln!(
-        out,
-        "<table class=\"selection\">\n<thead><tr><th>Measure</th><th class=\"num\">Base</th>\
-         <th class=\"num\">Head</th></tr></thead>\n<tbody>"
-    );
+    out.push(paragraph(vec![
+        words("Selector "),
+        code(&check.model),
+        words(" ("),
+        text(&check.selector),
+        words("), the same cases and settings on both sides; suite "),
+        code(check.suite_digest.chars().take(12).collect::<String>()),
+        words("."),
+    ]));
     let validity = |r: &Ratio| {
         if check.mode == Mode::Synthetic {
             "– (synthetic mode generates no arguments)".to_string()
@@ -93,6 +89,12 @@ pub(super) fn render_selection_check(out: &mut String, check: &SelectionCheck) {
             ratio(r)
         }
     };
+    let mut table = Table::new(vec![
+        column("Measure", Align::Left),
+        column("Base", Align::Right),
+        column("Head", Align::Right),
+    ])
+    .with_attrs(Attrs::class("selection"));
     for (label, b, h) in [
         (
             "Selection accuracy (positives + siblings)",
@@ -110,64 +112,74 @@ pub(super) fn render_selection_check(out: &mut String, check: &SelectionCheck) {
             validity(&check.head_argument_validity),
         ),
     ] {
-        let _ = writeln!(
-            out,
-            "<tr><td>{label}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            escape(&b),
-            escape(&h)
-        );
+        table
+            .rows
+            .push(doc::row([vec![words(label)], vec![text(b)], vec![text(h)]]));
     }
-    let _ = writeln!(out, "</tbody>\n</table>");
+    out.push(Block::Table(table));
     let verdict = if check.blocks {
-        "<b>blocks</b>: more cases fell than rose, beyond chance"
+        vec![
+            strong(vec![words("blocks")]),
+            words(": more cases fell than rose, beyond chance"),
+        ]
     } else {
-        "does not block"
+        vec![words("does not block")]
     };
-    let _ = writeln!(
-        out,
-        "<p class=\"mcnemar\" data-p-value=\"{:.4}\">Paired over {} cases: {} fell, {} rose; \
-         exact McNemar p = {:.4} (α = {}). The selection check {verdict}.</p>",
-        check.test.p_value,
+    let mut mcnemar = vec![words(format!(
+        "Paired over {} cases: {} fell, {} rose; exact McNemar p = {:.4} (α = {}). The \
+         selection check ",
         check.cases.len(),
         check.test.worse,
         check.test.better,
         check.test.p_value,
         check.alpha
-    );
+    ))];
+    mcnemar.extend(verdict);
+    mcnemar.push(words("."));
+    out.push(paragraph_with(
+        Attrs::class("mcnemar").data("p-value", format!("{:.4}", check.test.p_value)),
+        mcnemar,
+    ));
     if check.tdqs_rose_while_selection_fell {
-        let _ = writeln!(
-            out,
-            "<p class=\"callout tdqs-rose-selection-fell\"><b>The mean TDQS rose while \
-             selection fell significantly</b>: the new definitions read better to the judge and \
-             route worse.</p>"
-        );
+        out.push(super::sections::rose_while_fell(Attrs::class(
+            "callout tdqs-rose-selection-fell",
+        )));
     }
-    let fell: Vec<&PairedCase> = check.cases.iter().filter(|c| c.fell()).collect();
-    if !fell.is_empty() {
-        let _ = writeln!(
-            out,
-            "<p>Cases that fell (right on the base, wrong on the head):</p>"
-        );
-        case_rows(out, "cases-fell", &fell);
+    for (class, says, cases) in [
+        (
+            "cases-fell",
+            "Cases that fell (right on the base, wrong on the head):",
+            check.cases.iter().filter(|c| c.fell()).collect::<Vec<_>>(),
+        ),
+        (
+            "cases-rose",
+            "Cases that rose (wrong on the base, right on the head):",
+            check.cases.iter().filter(|c| c.rose()).collect(),
+        ),
+    ] {
+        if !cases.is_empty() {
+            out.push(paragraph(vec![words(says)]));
+            out.push(case_table(class, &cases));
+        }
     }
-    let rose: Vec<&PairedCase> = check.cases.iter().filter(|c| c.rose()).collect();
-    if !rose.is_empty() {
-        let _ = writeln!(
-            out,
-            "<p>Cases that rose (wrong on the base, right on the head):</p>"
-        );
-        case_rows(out, "cases-rose", &rose);
+    out.push(paragraph_with(
+        Attrs::class("note"),
+        vec![words(format!(
+            "Selection: {} calls, {} answers from the cache, tokens {} in / {} out, {} ms.",
+            check.calls,
+            check.cached,
+            check.usage.input_tokens,
+            check.usage.output_tokens,
+            check.latency_ms
+        ))],
+    ));
+    Block::Group {
+        kind: GroupKind::Div,
+        attrs: Attrs::class("selection-check")
+            .data("mode", mode)
+            .data("blocks", check.blocks),
+        blocks: out,
     }
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">Selection: {} calls, {} answers from the cache, tokens {} in / {} out, \
-         {} ms.</p>\n</div>",
-        check.calls,
-        check.cached,
-        check.usage.input_tokens,
-        check.usage.output_tokens,
-        check.latency_ms
-    );
 }
 
 #[cfg(test)]
@@ -222,8 +234,7 @@ mod tests {
 
     #[test]
     fn selection_check_names_falls_captors_and_test_escaped() {
-        let mut out = String::new();
-        render_selection_check(&mut out, &check(Mode::LiveModel, 8, true));
+        let out = doc::html::render(&[selection_check(&check(Mode::LiveModel, 8, true))]);
         assert!(out.contains("data-mode=\"live_model\" data-blocks=\"true\""));
         assert!(out.contains(Mode::LiveModel.label()));
         assert!(out.contains("90% (9/10)") && out.contains("20% (2/10)"));
@@ -245,8 +256,7 @@ mod tests {
 
     #[test]
     fn synthetic_check_is_labelled_an_estimate_of_ambiguity() {
-        let mut out = String::new();
-        render_selection_check(&mut out, &check(Mode::Synthetic, 1, false));
+        let out = doc::html::render(&[selection_check(&check(Mode::Synthetic, 1, false))]);
         assert!(out.contains("data-mode=\"synthetic\" data-blocks=\"false\""));
         assert!(out.contains("an estimate of ambiguity, not of model accuracy"));
         assert!(out.contains("does not block"));

@@ -1,205 +1,136 @@
 //! The Markdown summary: rendered from the report alone, computing nothing new.
 //!
 //! Verdict first, then what fell and why, then both sides' scores. It is the job summary in CI and
-//! the body of the sticky pull-request comment.
+//! the body of the sticky pull-request comment. It is built as a [`doc`] page ([`page`]) and
+//! printed by the Markdown backend; the HTML page shares its sections ([`super::sections`]).
 
-use std::fmt::Write as _;
-
-use crate::arith::Tenths;
+use crate::eval::case::Choice;
+use crate::eval::compare::SelectionCheck;
 use crate::exit::Verdict;
 
+use super::changed::ToolChange;
+use super::doc::{self, code, fill, joined, marked, paragraph, strong, text, words};
+use super::doc::{column, Align, Attrs, Block, Inline, ListItem, Table};
 use super::model::*;
+use super::sections::{self, num, opt};
 
-use super::md_escape::{code, text as cell, text_with_code_spans as reason_text};
-
-/// A score, or a dash where a side has none (the HTML page shows the same).
-pub(crate) fn opt(t: Option<Tenths>) -> String {
-    t.map(|t| t.to_string()).unwrap_or_else(|| "–".to_string())
-}
-
-fn side_label(revision: &Option<String>, commit: &Option<String>) -> String {
-    describe_side(revision, commit, code, str::to_string)
-}
-
-/// What one side was, in words: the working tree (and the commit it stands on), a revision and
-/// its commit, or an export file. `name` formats a revision's name and `hex` a commit (cut to
-/// 12 characters), so the Markdown and the HTML page say the same in their own markup.
-pub(crate) fn describe_side(
-    revision: &Option<String>,
-    commit: &Option<String>,
-    name: impl Fn(&str) -> String,
-    hex: impl Fn(&str) -> String,
-) -> String {
-    let short = || {
-        let cut: String = commit.as_deref().unwrap_or("").chars().take(12).collect();
-        hex(&cut)
-    };
-    match (revision.as_deref(), commit) {
-        // The working tree may hold uncommitted changes: its commit is only what it started from.
-        (Some(crate::export::WORKING_TREE_LABEL), Some(_)) => {
-            format!("the working tree (on {})", short())
-        }
-        (Some(r), Some(_)) => format!("{} ({})", name(r), short()),
-        (Some(r), None) => name(r),
-        (None, Some(_)) => short(),
-        (None, None) => "an export file".to_string(),
-    }
-}
-
-/// Which rule decided, and how sure it is.
-fn render_rule(out: &mut String, report: &Report) {
-    let Some(rule) = &report.decision_rule else {
-        return;
-    };
-    match (&report.assessment, rule.tool_drop) {
-        (Some(a), Some(guard)) => {
-            let _ = writeln!(
-                out,
-                "Decided by the **{}** rule (per-tool guard {guard}): mean TDQS change {:+.3} \
-                 against a noise tolerance of {:.3}; over {} pair(s) the base's exact mean \
-                 ranged {:.3}–{:.3} and the head's {:.3}–{:.3}.",
-                rule.name.as_str(),
-                a.mean_delta,
-                a.mean_tolerance,
-                report.pairs.len(),
-                a.base_spread[0],
-                a.base_spread[1],
-                a.head_spread[0],
-                a.head_spread[1]
-            );
-        }
-        _ => {
-            let _ = writeln!(out, "Decided by the **{}** rule.", rule.name.as_str());
-        }
+/// The mark a verdict's heading starts with.
+pub(crate) fn mark(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "✅",
+        Verdict::Block => "❌",
+        Verdict::Invalid => "⚠️",
     }
 }
 
 /// Renders the Markdown summary of a report.
 pub fn render(report: &Report) -> String {
-    let mut out = String::new();
-    let mark = match report.decision {
-        Verdict::Pass => "✅",
-        Verdict::Block => "❌",
-        Verdict::Invalid => "⚠️",
-    };
-    let _ = writeln!(
-        out,
-        "## {mark} Tool definition score: {}\n",
-        report.decision
-    );
-    let _ = writeln!(out, "**{}**\n", reason_text(&report.reason));
-    if let Some(error) = &report.error {
-        if let Some(advice) = &error.advice {
-            let _ = writeln!(out, "> {}\n", cell(advice));
-        }
-    }
-    let _ = writeln!(
-        out,
-        "Base {} → head {}.",
-        side_label(&report.base_revision, &report.base_commit),
-        side_label(&report.head_revision, &report.head_commit)
-    );
-    out.push_str(&crate::sandbox::report_line(report));
-    if let Some(scoring) = &report.scoring {
-        let judge = &scoring.judge;
-        if judge.model_judged {
-            let _ = writeln!(
-                out,
-                "Scored by {} through {} (TDQS v1.3).",
-                code(&judge.model),
-                cell(&judge.mode)
-            );
-        } else {
-            let _ = writeln!(
-                out,
-                "Scored by the **{}** judge ({}): deterministic rules, **not a model's score**.",
-                cell(&judge.mode),
-                code(&judge.model)
-            );
-        }
-    } else if !report.scored {
-        let _ = writeln!(out, "No model was called.");
-    }
-    render_rule(&mut out, report);
-    out.push('\n');
+    doc::markdown::render(&page(report))
+}
 
+/// The level-2 title of a page.
+pub(crate) fn title(verdict: Verdict) -> Block {
+    let title = format!("{} Tool definition score: {verdict}", mark(verdict));
+    doc::heading(2, vec![words(title)])
+}
+
+/// The summary as blocks: a level-2 title, then the body (whose headings are level 3).
+pub fn page(report: &Report) -> Vec<Block> {
+    let mut out = vec![title(report.decision)];
+    out.extend(head(&report.reason, report.error.as_ref()));
+    let mut lead = sections::sides(report, text);
+    // The sandbox's description comes from the exports (a head's may come from an artifact),
+    // so it is outside text.
+    let sandbox = crate::sandbox::report_line(report);
+    let sandbox = (!sandbox.is_empty()).then(|| vec![text(sandbox.trim_end())]);
+    let judge = sections::judge(report)
+        .or_else(|| (!report.scored).then(|| vec![words("No model was called.")]));
+    for line in [sandbox, judge, rule(report)].into_iter().flatten() {
+        lead.push(Inline::Break);
+        lead.extend(line);
+    }
+    out.push(paragraph(lead));
     if let Some(causes) = &report.causes {
-        render_causes(&mut out, causes);
+        out.extend(causes_blocks(causes));
     }
-    if !report.pairs.is_empty() {
-        render_scores(&mut out, report);
-        render_omitted(&mut out, report);
-        render_tools(&mut out, report);
-    } else if let Some(changes) = &report.changes {
-        if !changes.added.is_empty() || !changes.removed.is_empty() || !changes.changed.is_empty() {
-            let _ = writeln!(out, "### Changed tools\n");
-            for (what, names) in [
-                ("added", &changes.added),
-                ("removed", &changes.removed),
-                ("changed", &changes.changed),
-            ] {
-                if !names.is_empty() {
-                    let list: Vec<String> = names.iter().map(|n| code(n)).collect();
-                    let _ = writeln!(out, "- {what}: {}", list.join(", "));
-                }
-            }
-            out.push('\n');
+    if let Some(first) = report.pairs.first() {
+        out.extend(scores(report));
+        out.extend(omitted(report));
+        let title = match report.omitted {
+            Some(_) => "Every listed tool (first pair; unchanged tools summarised above)",
+            None => "Every tool (first pair)",
+        };
+        let table = Block::Table(sections::tool_table(first));
+        let (attrs, summary) = (Attrs::none(), vec![words(title)]);
+        out.push(Block::Details {
+            attrs,
+            summary,
+            blocks: vec![table],
+        });
+    } else {
+        let items = report
+            .changes
+            .as_ref()
+            .map(sections::changed_tools)
+            .unwrap_or_default();
+        if !items.is_empty() {
+            out.push(doc::heading(3, vec![words("Changed tools")]));
+            out.push(doc::list(items));
         }
-    }
-    if report.pairs.is_empty() {
-        render_omitted(&mut out, report);
+        out.extend(omitted(report));
     }
     if let Some(check) = &report.eval {
-        render_eval(&mut out, check);
+        out.extend(selection_check(check));
     }
-    if let Some(size) = &report.size {
-        let _ = writeln!(out, "### Size (information, never decisive)\n");
-        let _ = writeln!(
-            out,
-            "| Measure | Base | Head | Change |\n|---|---:|---:|---:|"
-        );
-        let _ = writeln!(
-            out,
-            "| Description characters | {} | {} | {:+} |",
-            size.base.description_characters,
-            size.head.description_characters,
-            size.delta.description_characters
-        );
-        let _ = writeln!(
-            out,
-            "| `tools/list` bytes | {} | {} | {:+} |\n",
-            size.base.tools_list_bytes, size.head.tools_list_bytes, size.delta.tools_list_bytes
-        );
-    }
-    let mut footer = calls_summary(report);
-    let digest: String = report.version_digest.chars().take(12).collect();
-    let _ = write!(
-        footer,
-        " · pins `{digest}` · {} {}",
-        report.generator.name, report.generator.version
-    );
-    if !report.warnings.is_empty() {
-        let _ = writeln!(out, "### Warnings\n");
-        for w in &report.warnings {
-            let _ = writeln!(out, "- {}", cell(w));
-        }
-        out.push('\n');
-    }
-    let _ = writeln!(out, "<sub>{footer}</sub>");
+    out.extend(sections::size(report));
+    out.extend(sections::warnings(report));
+    out.push(sections::footer(report));
     out
 }
 
-/// The selection check: mode, both sides' figures, the exact test and the cases that fell.
-fn render_eval(out: &mut String, check: &crate::eval::compare::SelectionCheck) {
-    let _ = writeln!(out, "### Selection check ({})\n", check.mode.as_str());
-    let _ = writeln!(out, "_{}_\n", cell(&check.mode_label));
-    let _ = writeln!(
-        out,
-        "Selector {} ({}), the same cases and settings on both sides.\n",
-        code(&check.model),
-        cell(&check.selector)
+/// The reason in bold (its names as code) and an error's advice quoted.
+pub(crate) fn head(reason: &str, error: Option<&ReportError>) -> Vec<Block> {
+    let mut out = vec![paragraph(vec![strong(marked(reason))])];
+    if let Some(advice) = error.and_then(|e| e.advice.as_ref()) {
+        out.push(Block::Quote(vec![text(advice)]));
+    }
+    out
+}
+
+/// Which rule decided, and how sure it is.
+fn rule(report: &Report) -> Option<Vec<Inline>> {
+    let rule = report.decision_rule.as_ref()?;
+    let name = strong(vec![words(rule.name.as_str())]);
+    let (Some(a), Some(guard)) = (&report.assessment, rule.tool_drop) else {
+        return Some(fill("Decided by the {} rule.", [name]));
+    };
+    let how = format!(
+        " rule (per-tool guard {guard}): mean TDQS change {:+.3} against a noise tolerance of \
+         {:.3}; over {} pair(s) the base's exact mean ranged {:.3}–{:.3} and the head's \
+         {:.3}–{:.3}.",
+        a.mean_delta,
+        a.mean_tolerance,
+        report.pairs.len(),
+        a.base_spread[0],
+        a.base_spread[1],
+        a.head_spread[0],
+        a.head_spread[1]
     );
-    let _ = writeln!(out, "| Measure | Base | Head |\n|---|---:|---:|");
+    Some(vec![words("Decided by the "), name, words(how)])
+}
+
+/// The selection check: mode, both sides' figures, the exact test and the cases that fell.
+fn selection_check(check: &SelectionCheck) -> Vec<Block> {
+    let mode = format!("Selection check ({})", check.mode.as_str());
+    let selector = fill(
+        "Selector {} ({}), the same cases and settings on both sides.",
+        [code(&check.model), text(&check.selector)],
+    );
+    let mut table = Table::new(vec![
+        column("Measure", Align::Left),
+        column("Base", Align::Right),
+        column("Head", Align::Right),
+    ]);
     for (label, b, h) in [
         (
             "Selection accuracy (positives + siblings)",
@@ -213,104 +144,104 @@ fn render_eval(out: &mut String, check: &crate::eval::compare::SelectionCheck) {
             &check.head_argument_validity,
         ),
     ] {
-        let _ = writeln!(
-            out,
-            "| {label} | {} | {} |",
-            b.render().trim(),
-            h.render().trim()
-        );
+        let cells = [
+            label.to_string(),
+            b.render().trim().into(),
+            h.render().trim().into(),
+        ];
+        table.rows.push(doc::row(cells.map(|c| vec![words(c)])));
     }
-    let _ = writeln!(
-        out,
-        "\nPaired over {} cases: {} fell, {} rose; exact McNemar p = {:.4} (blocks below α = {} when more fell than rose).\n",
+    let test = format!(
+        "Paired over {} cases: {} fell, {} rose; exact McNemar p = {:.4} (blocks below α = {} \
+         when more fell than rose).",
         check.cases.len(),
         check.test.worse,
         check.test.better,
         check.test.p_value,
         check.alpha
     );
+    let mut out = vec![
+        doc::heading(3, vec![words(mode)]),
+        paragraph(vec![Inline::Emphasis(vec![text(&check.mode_label)])]),
+        paragraph(selector),
+        Block::Table(table),
+        paragraph(vec![words(test)]),
+    ];
     if check.tdqs_rose_while_selection_fell {
-        let _ = writeln!(
-            out,
-            "**The mean TDQS rose while selection fell significantly**: the new definitions read better to the judge and route worse.\n"
-        );
+        out.push(sections::rose_while_fell(Attrs::none()));
     }
     let fallen: Vec<_> = check.cases.iter().filter(|c| c.fell()).collect();
     if !fallen.is_empty() {
-        let _ = writeln!(
-            out,
-            "Cases that fell (right on the base, wrong on the head):\n"
-        );
-        for c in fallen {
+        let says = "Cases that fell (right on the base, wrong on the head):";
+        out.push(paragraph(vec![words(says)]));
+        out.push(doc::list(fallen.into_iter().map(|c| {
             let now = match &c.head_selected {
-                crate::eval::case::Choice::NoTool => "no tool".to_string(),
-                crate::eval::case::Choice::Tool(t) => code(t),
+                Choice::NoTool => words("no tool"),
+                Choice::Tool(t) => code(t),
             };
-            let _ = writeln!(
-                out,
-                "- {} (expected {}) now goes to {now}",
-                code(&c.id),
-                code(c.expected.as_str())
-            );
-        }
-        out.push('\n');
+            let template = "{} (expected {}) now goes to {}";
+            fill(template, [code(&c.id), code(c.expected.as_str()), now])
+        })));
     }
+    out
 }
 
-/// What changed in a fallen tool's definition.
-fn render_change(out: &mut String, change: &super::changed::ToolChange) {
+/// What changed in a fallen tool's definition, as list items.
+fn change_items(change: &ToolChange) -> Vec<ListItem> {
+    let mut out = Vec::new();
     for line in &change.description_diff {
-        let (what, text) = match line.split_at(2) {
-            ("- ", rest) => ("removed from the description", rest),
-            (_, rest) => ("added to the description", rest),
+        let (what, rest) = match line.strip_prefix("- ") {
+            Some(rest) => ("removed from the description: “{}”", rest),
+            None => (
+                "added to the description: “{}”",
+                line.get(2..).unwrap_or(""),
+            ),
         };
-        let _ = writeln!(out, "  - {what}: “{}”", cell(text));
+        out.push(fill(what, [text(rest)]));
     }
-    if change.description_diff.is_empty() && change.description_before != change.description_after {
-        let _ = writeln!(
-            out,
-            "  - description: “{}” → “{}”",
-            cell(change.description_before.as_deref().unwrap_or("")),
-            cell(change.description_after.as_deref().unwrap_or(""))
-        );
+    let (before, after) = (&change.description_before, &change.description_after);
+    if change.description_diff.is_empty() && before != after {
+        let side = |d: &Option<String>| text(d.as_deref().unwrap_or(""));
+        out.push(fill(
+            "description: “{}” → “{}”",
+            [side(before), side(after)],
+        ));
     }
-    for (what, list) in [
-        ("fields added", &change.fields_added),
-        ("fields removed", &change.fields_removed),
+    for (what, fields) in [
+        ("fields added: ", &change.fields_added),
+        ("fields removed: ", &change.fields_removed),
     ] {
-        if !list.is_empty() {
-            let names: Vec<String> = list.iter().map(|f| format!("`{}`", cell(f))).collect();
-            let _ = writeln!(out, "  - {what}: {}", names.join(", "));
+        if !fields.is_empty() {
+            let mut item = vec![words(what)];
+            item.extend(joined(fields.iter().map(|f| vec![code(f)]), ", "));
+            out.push(item);
         }
     }
+    out.into_iter().map(ListItem::new).collect()
 }
 
-fn render_causes(out: &mut String, causes: &Causes) {
-    let _ = writeln!(out, "### What fell on the first pair\n");
-    if causes.tools.is_empty() && causes.added.is_empty() && causes.removed.is_empty() {
-        let _ = writeln!(
-            out,
-            "No single tool's TDQS fell; the mean moved through rounding of several tools.\n"
-        );
-    }
+fn causes_blocks(causes: &Causes) -> Vec<Block> {
+    let mut out = sections::causes_intro(causes);
     if !causes.tools.is_empty() {
-        let _ = writeln!(
-            out,
-            "| Tool | Base | Head | Cost to the mean |\n|---|---:|---:|---:|"
-        );
+        let mut table = Table::new(vec![
+            column("Tool", Align::Left),
+            column("Base", Align::Right),
+            column("Head", Align::Right),
+            column("Cost to the mean", Align::Right),
+        ]);
         for t in &causes.tools {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {:.3} |",
+            let cells = [
                 code(&t.tool),
-                t.base,
-                t.head,
-                t.effect
-            );
+                num(t.base),
+                num(t.head),
+                num(format!("{:.3}", t.effect)),
+            ];
+            table.rows.push(doc::row(cells.map(|c| vec![c])));
         }
-        out.push('\n');
-        for t in &causes.tools {
-            let _ = writeln!(out, "- **{}** {} → {}", code(&t.tool), t.base, t.head);
+        out.push(Block::Table(table));
+        let items = causes.tools.iter().map(|t| {
+            let fall = words(format!(" {} → {}", t.base, t.head));
+            let mut item = ListItem::new(vec![strong(vec![code(&t.tool)]), fall]);
             // Dimensions the judge explained with the same words (a hard gate) share one line.
             for group in t
                 .dimensions
@@ -320,205 +251,96 @@ fn render_causes(out: &mut String, causes: &Causes) {
                     .iter()
                     .map(|d| format!("{} {} → {}", d.dimension.label(), d.base, d.head))
                     .collect();
-                let _ = writeln!(
-                    out,
-                    "  - {}: {}",
-                    fell.join(", "),
-                    cell(&group[0].justification)
-                );
+                let why = text(&group[0].justification);
+                let line = vec![words(fell.join(", ")), words(": "), why];
+                item.children.push(ListItem::new(line));
             }
-            if let Some(change) = &t.change {
-                render_change(out, change);
+            item.children.extend(t.change.iter().flat_map(change_items));
+            for d in t.dimensions.iter().filter(|d| !d.fix.is_empty()) {
+                let fix = vec![
+                    words(format!("Fix {}: ", d.dimension.label())),
+                    text(&d.fix),
+                ];
+                item.children.push(ListItem::new(fix));
             }
-            for d in &t.dimensions {
-                if !d.fix.is_empty() {
-                    let _ = writeln!(out, "  - Fix {}: {}", d.dimension.label(), cell(&d.fix));
-                }
-            }
-        }
-        out.push('\n');
+            item
+        });
+        out.push(Block::List {
+            attrs: Attrs::none(),
+            items: items.collect(),
+        });
     }
-    for (what, list) in [("Added", &causes.added), ("Removed", &causes.removed)] {
-        if !list.is_empty() {
-            let items: Vec<String> = list
-                .iter()
-                .map(|t| format!("{} ({})", code(&t.tool), t.tdqs))
-                .collect();
-            let _ = writeln!(out, "{what} tools: {}.\n", items.join(", "));
-        }
-    }
-    if causes.minimum_term.fell {
-        let _ = writeln!(
-            out,
-            "Information: the lowest tool fell from {} ({}) to {} ({}).\n",
-            opt(causes.minimum_term.base.tdqs),
-            code(causes.minimum_term.base.tool.as_deref().unwrap_or("–")),
-            opt(causes.minimum_term.head.tdqs),
-            code(causes.minimum_term.head.tool.as_deref().unwrap_or("–")),
-        );
-    }
-    if !causes.coherence.is_empty() {
-        let _ = writeln!(out, "Information: coherence dimensions that fell:\n");
-        for c in &causes.coherence {
-            let _ = writeln!(
-                out,
-                "- {} {} → {}: {}",
-                c.dimension.label(),
-                c.base,
-                c.head,
-                cell(&c.justification)
-            );
-        }
-        out.push('\n');
-    }
+    out.extend(sections::besides_the_tools(causes, Attrs::none()));
+    out
 }
 
-fn render_scores(out: &mut String, report: &Report) {
-    let _ = writeln!(out, "### Scores\n");
-    let mut header = "| Measure |".to_string();
-    let mut rule = "|---|".to_string();
-    for (i, _) in report.pairs.iter().enumerate() {
-        let _ = write!(header, " Base #{} | Head #{} |", i + 1, i + 1);
-        rule.push_str("---:|---:|");
+fn scores(report: &Report) -> Vec<Block> {
+    let mut columns = vec![column("Measure", Align::Left)];
+    let right = |head: String| doc::Column {
+        head: vec![words(head)],
+        align: Align::Right,
+        width: 0,
+    };
+    for i in 1..=report.pairs.len() {
+        columns.extend([right(format!("Base #{i}")), right(format!("Head #{i}"))]);
     }
     if report.median.is_some() {
-        header.push_str(" Base median | Head median |");
-        rule.push_str("---:|---:|");
+        columns.extend([right("Base median".into()), right("Head median".into())]);
     }
-    let _ = writeln!(out, "{header}\n{rule}");
-    type Pick = fn(&crate::score::Rollups) -> Option<Tenths>;
+    let mut table = Table::new(columns);
+    type Pick = fn(&crate::score::Rollups) -> Option<crate::arith::Tenths>;
     let rows: [(&str, Pick); 5] = [
-        ("**Mean TDQS** (decides)", |r| r.mean_tdqs),
+        ("Mean TDQS", |r| r.mean_tdqs),
         ("Lowest TDQS", |r| r.min_tdqs),
         ("Description quality", |r| r.description_quality_score),
         ("Coherence", |r| Some(r.coherence_score)),
         ("Overall", |r| r.overall_score),
     ];
-    for (i, (label, pick)) in rows.iter().enumerate() {
-        let mut line = format!("| {label} |");
+    for (i, (label, pick)) in rows.into_iter().enumerate() {
+        let mut cells = vec![match i {
+            0 => vec![strong(vec![words(label)]), words(" (decides)")],
+            _ => vec![words(label)],
+        }];
         for pair in &report.pairs {
-            let _ = write!(
-                line,
-                " {} | {} |",
-                opt(pick(&pair.base.rollups)),
-                opt(pick(&pair.head.rollups))
-            );
+            cells.push(vec![words(opt(pick(&pair.base.rollups)))]);
+            cells.push(vec![words(opt(pick(&pair.head.rollups)))]);
         }
-        if let Some(m) = &report.median {
-            if i == 0 {
-                let _ = write!(line, " {} | {} |", m.base, m.head);
-            } else {
-                line.push_str(" | |");
-            }
+        // The medians are the mean's alone; the other rows leave those cells out.
+        if let (Some(m), 0) = (&report.median, i) {
+            cells.extend([vec![num(m.base)], vec![num(m.head)]]);
         }
-        let _ = writeln!(out, "{line}");
+        table.rows.push(doc::row(cells));
     }
-    out.push('\n');
+    vec![doc::heading(3, vec![words("Scores")]), Block::Table(table)]
 }
 
 /// The unchanged tools a summarised report counts without listing.
-fn render_omitted(out: &mut String, report: &Report) {
-    let Some(omitted) = &report.omitted else {
-        return;
-    };
-    let _ = write!(
-        out,
-        "**{} unchanged tools are summarised, not listed**: the same definition on both sides",
+fn omitted(report: &Report) -> Option<Block> {
+    let omitted = report.omitted.as_ref()?;
+    let count = format!(
+        "{} unchanged tools are summarised, not listed",
         omitted.count
+    );
+    let mut content = fill(
+        "{}: the same definition on both sides",
+        [strong(vec![words(count)])],
     );
     match report.pairs.first().and_then(|p| p.head.omitted.as_ref()) {
         Some(o) => {
-            let _ = write!(
-                out,
-                " and the same scores in every pair; their mean TDQS is {:.3} (lowest {} {}), \
-                 and they count in every mean above.",
-                o.tdqs_tenths_sum as f64 / (10.0 * o.count as f64),
+            let mean = o.tdqs_tenths_sum as f64 / (10.0 * o.count as f64);
+            let template = " and the same scores in every pair; their mean TDQS is {} (lowest {} \
+                            {}), and they count in every mean above.";
+            let args = [
+                num(format!("{mean:.3}")),
                 code(&o.min_tool),
-                o.min_tdqs
-            );
+                num(o.min_tdqs),
+            ];
+            content.extend(fill(template, args));
         }
-        None => out.push('.'),
+        None => content.push(words(".")),
     }
-    let _ = writeln!(
-        out,
-        " Servers of up to {} tools are listed in full; `--full-report` lists every tool.\n",
-        omitted.list_every_tool_up_to
-    );
-}
-
-fn render_tools(out: &mut String, report: &Report) {
-    let first = &report.pairs[0];
-    let title = if report.omitted.is_some() {
-        "Every listed tool (first pair; unchanged tools summarised above)"
-    } else {
-        "Every tool (first pair)"
-    };
-    let _ = writeln!(
-        out,
-        "<details><summary>{title}</summary>\n\n| Tool | Base | Head | Smells (head) |\n|---|---:|---:|---|"
-    );
-    let mut names: Vec<&String> = first
-        .base
-        .tools
-        .keys()
-        .chain(first.head.tools.keys())
-        .collect();
-    names.sort();
-    names.dedup();
-    for name in names {
-        let b = first.base.tools.get(name);
-        let h = first.head.tools.get(name);
-        let fmt = |t: Option<&crate::score::ToolResult>| {
-            t.map(|t| format!("{} ({})", t.tdqs, t.tier))
-                .unwrap_or_else(|| "–".to_string())
-        };
-        let smells = h
-            .map(|h| {
-                h.smells
-                    .iter()
-                    .map(|d| d.label())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            code(name),
-            fmt(b),
-            fmt(h),
-            smells
-        );
-    }
-    let _ = writeln!(out, "\n</details>\n");
-}
-
-/// The footer's account of the judge's work: questions, attempts, shared and reused answers,
-/// tokens. Plain text of numbers and fixed words (the HTML page shows the same line).
-pub(crate) fn calls_summary(report: &Report) -> String {
-    let calls = &report.calls;
-    let what = match &report.scoring {
-        Some(s) if !s.judge.model_judged => "Rule-judge answers",
-        _ => "Model calls",
-    };
-    let mut footer = format!(
-        "{what}: {} ({} attempts, {} shared answers",
-        calls.questions, calls.attempts, calls.shared_answers
-    );
-    if calls.reused_answers > 0 {
-        let _ = write!(
-            footer,
-            ", {} reused from earlier pairs",
-            calls.reused_answers
-        );
-    }
-    footer.push(')');
-    if calls.tokens.input_tokens + calls.tokens.output_tokens > 0 {
-        let _ = write!(
-            footer,
-            ", tokens: {} in / {} out",
-            calls.tokens.input_tokens, calls.tokens.output_tokens
-        );
-    }
-    footer
+    let up_to = num(omitted.list_every_tool_up_to);
+    let template = " Servers of up to {} tools are listed in full; {} lists every tool.";
+    content.extend(fill(template, [up_to, code("--full-report")]));
+    Some(paragraph(content))
 }

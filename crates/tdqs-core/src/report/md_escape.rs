@@ -52,32 +52,6 @@ pub fn text(s: &str) -> String {
     out
 }
 
-/// Prose whose backtick pairs mark names, as the gate writes its reasons ("tools that fell:
-/// `close_issue` 4.0 → 1.8"): each marked part becomes a code span ([`code`]) and the rest
-/// prose ([`text`]). With an odd number of backticks (a name that holds one) nothing is taken
-/// for a span and the whole is prose; either way every part is escaped, so a name cannot
-/// break out whatever it holds.
-pub fn text_with_code_spans(s: &str) -> String {
-    code_spans(s)
-        .map(|(is_code, part)| if is_code { code(part) } else { text(part) })
-        .collect()
-}
-
-/// `s` cut at its backticks into `(is a marked name, part)`, the marks themselves dropped; with
-/// an odd number of backticks, the whole of `s` as one unmarked part. Shared with the HTML page.
-pub(crate) fn code_spans(s: &str) -> impl Iterator<Item = (bool, &str)> {
-    let paired = s.matches('`').count() % 2 == 0;
-    let parts: Vec<&str> = if paired {
-        s.split('`').collect()
-    } else {
-        vec![s]
-    };
-    parts
-        .into_iter()
-        .enumerate()
-        .map(|(i, part)| (i % 2 == 1, part))
-}
-
 /// A code span holding `s` verbatim: the fence is longer than any run of backticks inside, line
 /// breaks become spaces, and `|` is escaped (GitHub splits table cells on it even in a span).
 pub fn code(s: &str) -> String {
@@ -115,24 +89,6 @@ pub fn code(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reasons_show_names_as_code_spans_and_nothing_breaks_out() {
-        assert_eq!(
-            text_with_code_spans("tools that fell: `close_issue` 4.0 → 1.8 (*)"),
-            "tools that fell: `close_issue` 4.0 → 1.8 (\\*)"
-        );
-        // A name holding a pipe or a link stays inside its span, the pipe escaped for tables.
-        assert_eq!(
-            text_with_code_spans("fell: `b|[x](http://e)` and `c`"),
-            "fell: `b\\|[x](http://e)` and `c`"
-        );
-        // Backticks inside names only regroup the spans: every part is still escaped.
-        let t = text_with_code_spans("fell: `a``b<img>` and `c`");
-        assert!(!t.contains("<img>") || t.contains("`b<img>`"), "{t}");
-        // One stray backtick: all prose, escaped.
-        assert_eq!(text_with_code_spans("one ` alone"), "one \\` alone");
-    }
 
     #[test]
     fn prose_cannot_link_embed_or_break_out() {

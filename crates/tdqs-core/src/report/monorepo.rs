@@ -11,13 +11,12 @@
 //! could not be compared may have fallen, so nothing may pass on its behalf), else any BLOCK makes
 //! it BLOCK (one server falling is enough to stop the pull request), else PASS.
 
-use std::fmt::Write as _;
-
 use serde::{Deserialize, Serialize};
 
 use crate::exit::Verdict;
 
-use super::md_escape::{code, text as cell, text_with_code_spans as reason_text};
+use super::doc::{self, code, column, marked, text, words, Align, Block, Table};
+use super::markdown::mark;
 use super::model::{Generator, Report, ReportError, REPORT_SCHEMA_VERSION};
 
 /// One server's part of a monorepo report.
@@ -146,80 +145,82 @@ impl AnyReport {
     }
 }
 
-fn mark(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Pass => "✅",
-        Verdict::Block => "❌",
-        Verdict::Invalid => "⚠️",
-    }
-}
-
 /// One server's section: a heading with its name and verdict, then the single-server summary
 /// without its own title, its headings one level down.
-pub fn server_section(name: &str, report: &Report) -> String {
-    let body = super::markdown::render(report);
-    let mut out = String::with_capacity(body.len() + 64);
-    let _ = writeln!(
-        out,
-        "### {} Server {}: {}",
-        mark(report.decision),
-        code(name),
-        report.decision
+pub fn server_section(name: &str, report: &Report) -> Vec<Block> {
+    let mut out = vec![doc::heading(
+        3,
+        vec![
+            words(format!("{} Server ", mark(report.decision))),
+            code(name),
+            words(format!(": {}", report.decision)),
+        ],
+    )];
+    out.extend(
+        super::markdown::page(report)
+            .into_iter()
+            .skip(1)
+            .map(|block| match block {
+                Block::Heading { level, content } => Block::Heading {
+                    level: level + 1,
+                    content,
+                },
+                other => other,
+            }),
     );
-    // The first line is the single report's title; every other heading is the gate's own (text
-    // from outside is escaped, so no line of it starts with `#`).
-    for line in body.lines().skip(1) {
-        if line.starts_with("### ") {
-            out.push('#');
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
     out
 }
 
 /// The Markdown summary of a monorepo report: the overall verdict, a table of the servers, then
 /// one section per server.
 pub fn render(report: &MonorepoReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "## {} Tool definition score: {}\n",
-        mark(report.decision),
-        report.decision
-    );
-    let _ = writeln!(out, "**{}**\n", reason_text(&report.reason));
-    if let Some(error) = &report.error {
-        if let Some(advice) = &error.advice {
-            let _ = writeln!(out, "> {}\n", cell(advice));
-        }
-    }
+    let mut out = vec![doc::heading(
+        2,
+        vec![words(format!(
+            "{} Tool definition score: {}",
+            mark(report.decision),
+            report.decision
+        ))],
+    )];
+    out.extend(super::markdown::head(&report.reason, report.error.as_ref()));
     if !report.servers.is_empty() {
-        let _ = writeln!(out, "| Server | Verdict | Reason |\n|---|---|---|");
-        for s in &report.servers {
-            let _ = writeln!(
-                out,
-                "| {} | {} {} | {} |",
-                code(&s.name),
-                mark(s.report.decision),
-                s.report.decision,
-                reason_text(&s.report.reason)
-            );
-        }
-        out.push('\n');
+        let mut table = Table::new(vec![
+            column("Server", Align::Left),
+            column("Verdict", Align::Left),
+            column("Reason", Align::Left),
+        ]);
+        table.rows = report
+            .servers
+            .iter()
+            .map(|s| {
+                doc::row([
+                    vec![code(&s.name)],
+                    vec![words(format!(
+                        "{} {}",
+                        mark(s.report.decision),
+                        s.report.decision
+                    ))],
+                    marked(&s.report.reason),
+                ])
+            })
+            .collect();
+        out.push(Block::Table(table));
     }
     for s in &report.servers {
-        out.push_str(&server_section(&s.name, &s.report));
-        out.push('\n');
+        out.extend(server_section(&s.name, &s.report));
     }
     if report.servers.is_empty() {
-        let _ = writeln!(
-            out,
-            "<sub>{} {}</sub>",
+        out.push(Block::Footer(vec![text(format!(
+            "{} {}",
             report.generator.name, report.generator.version
-        );
+        ))]));
     }
-    out
+    let mut page = doc::markdown::render(&out);
+    // The servers' sections each end with a blank line, the last one too.
+    if !report.servers.is_empty() {
+        page.push('\n');
+    }
+    page
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
-//! Plain-text rendering of one scored side (`tdqs-gate score`).
+//! Plain-text rendering of one scored side (`tdqs-gate score`), built as a [`doc`] page and
+//! printed by the plain-text backend.
 
-use std::fmt::Write as _;
-
-use crate::arith::Tenths;
+use crate::arith::{Tenths, Tier};
 use crate::report::ScoredOnce;
 use crate::rubric::ToolDimension;
+
+use super::doc::{self, column, text, words, Align, Block, Inline, Table};
 
 fn opt(t: Option<Tenths>) -> String {
     t.map(|t| t.to_string()).unwrap_or_else(|| "-".to_string())
@@ -12,28 +13,38 @@ fn opt(t: Option<Tenths>) -> String {
 
 /// Each tool's TDQS, tier and weakest dimensions, then the rollups and the call count.
 pub fn render_side(scored: &ScoredOnce) -> String {
+    doc::text::render(&page(scored))
+}
+
+fn page(scored: &ScoredOnce) -> Vec<Block> {
     let side = &scored.side;
     let judge = &scored.scoring.judge;
-    let mut out = String::new();
     let kind = if judge.model_judged {
-        format!("model {} via {}", judge.model, judge.mode)
+        vec![
+            words("model "),
+            text(&judge.model),
+            words(" via "),
+            text(&judge.mode),
+        ]
     } else {
-        format!("{} judge ({}), not a model score", judge.mode, judge.model)
+        vec![
+            text(&judge.mode),
+            words(" judge ("),
+            text(&judge.model),
+            words("), not a model score"),
+        ]
     };
-    let _ = writeln!(
-        out,
-        "{} — {} tools — {kind}",
-        side.server_name,
-        side.tools.len()
-    );
-    let width = side
-        .tools
-        .keys()
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let _ = writeln!(out, "\n{:width$}  TDQS  tier  weakest dimensions", "tool");
+    let mut title = vec![
+        text(&side.server_name),
+        words(format!(" — {} tools — ", side.tools.len())),
+    ];
+    title.extend(kind);
+    let mut tools = Table::new(vec![
+        column("tool", Align::Left),
+        column("TDQS", Align::Right).width(4),
+        column("tier", Align::Center).width(4),
+        column("weakest dimensions", Align::Left),
+    ]);
     for (name, t) in &side.tools {
         let lowest = t.scores.values().min().copied().unwrap_or(0);
         let weakest: Vec<String> = ToolDimension::ALL
@@ -41,69 +52,94 @@ pub fn render_side(scored: &ScoredOnce) -> String {
             .filter(|d| t.scores.get(d) == Some(&lowest))
             .map(|d| format!("{} {}", d.label(), lowest))
             .collect();
-        let flags = if t.flags.is_empty() {
-            String::new()
-        } else {
-            format!("  [{}]", t.flags.join(", "))
-        };
-        let _ = writeln!(
-            out,
-            "{name:width$}  {:>4}  {:^4}  {}{flags}",
-            t.tdqs.to_string(),
-            t.tier.to_string(),
-            weakest.join(", ")
-        );
+        let mut last = vec![words(weakest.join(", "))];
+        if !t.flags.is_empty() {
+            last.extend([words("  ["), text(t.flags.join(", ")), words("]")]);
+        }
+        tools.rows.push(doc::row([
+            vec![text(name)],
+            vec![words(t.tdqs.to_string())],
+            vec![words(t.tier.to_string())],
+            last,
+        ]));
     }
     let r = &side.rollups;
-    let tier = |t: Option<crate::arith::Tier>| t.map(|t| format!(" ({t})")).unwrap_or_default();
-    let _ = writeln!(out, "\nmean TDQS            {}", opt(r.mean_tdqs));
-    let _ = writeln!(
-        out,
-        "lowest TDQS          {} ({})",
-        opt(r.min_tdqs),
-        r.min_tool.as_deref().unwrap_or("-")
-    );
-    let _ = writeln!(
-        out,
-        "description quality  {}{}",
-        opt(r.description_quality_score),
-        tier(r.description_quality_tier)
-    );
-    let _ = writeln!(
-        out,
-        "coherence            {} ({})",
-        r.coherence_score, r.coherence_tier
-    );
-    let _ = writeln!(
-        out,
-        "overall              {}{}",
-        opt(r.overall_score),
-        tier(r.overall_tier)
-    );
+    let tier = |t: Option<Tier>| t.map(|t| format!(" ({t})")).unwrap_or_default();
+    let mut rollups = Table::new(vec![
+        column("", Align::Left).width(19),
+        column("", Align::Left),
+    ]);
+    rollups.head = false;
+    rollups.rows = vec![
+        doc::row([vec![words("mean TDQS")], vec![words(opt(r.mean_tdqs))]]),
+        doc::row([
+            vec![words("lowest TDQS")],
+            vec![
+                words(format!("{} (", opt(r.min_tdqs))),
+                text(r.min_tool.as_deref().unwrap_or("-")),
+                words(")"),
+            ],
+        ]),
+        doc::row([
+            vec![words("description quality")],
+            vec![words(format!(
+                "{}{}",
+                opt(r.description_quality_score),
+                tier(r.description_quality_tier)
+            ))],
+        ]),
+        doc::row([
+            vec![words("coherence")],
+            vec![words(format!(
+                "{} ({})",
+                r.coherence_score, r.coherence_tier
+            ))],
+        ]),
+        doc::row([
+            vec![words("overall")],
+            vec![words(format!(
+                "{}{}",
+                opt(r.overall_score),
+                tier(r.overall_tier)
+            ))],
+        ]),
+    ];
     let c = &scored.calls;
-    if judge.model_judged {
-        let _ = writeln!(
-            out,
-            "\nmodel calls: {} ({} attempts; {} tools decided without a call)",
+    let mut calls = if judge.model_judged {
+        vec![words(format!(
+            "model calls: {} ({} attempts; {} tools decided without a call)",
             c.questions, c.attempts, c.hard_gated
-        );
+        ))]
     } else {
         // A rule judge answers in-process: nothing was sent to a model.
-        let _ = writeln!(
-            out,
-            "\nmodel calls: none ({} questions answered by the {} judge; {} tools decided without a question)",
-            c.questions, judge.mode, c.hard_gated
-        );
-    }
+        vec![
+            words(format!(
+                "model calls: none ({} questions answered by the ",
+                c.questions
+            )),
+            text(&judge.mode),
+            words(format!(
+                " judge; {} tools decided without a question)",
+                c.hard_gated
+            )),
+        ]
+    };
     if c.tokens.input_tokens + c.tokens.output_tokens > 0 {
-        let _ = writeln!(
-            out,
-            "tokens: {} in, {} out",
-            c.tokens.input_tokens, c.tokens.output_tokens
-        );
+        calls.extend([
+            Inline::Break,
+            words(format!(
+                "tokens: {} in, {} out",
+                c.tokens.input_tokens, c.tokens.output_tokens
+            )),
+        ]);
     }
     for w in &scored.warnings {
-        let _ = writeln!(out, "warning: {w}");
+        calls.extend([Inline::Break, words("warning: "), text(w)]);
     }
-    out
+    vec![
+        doc::paragraph(title),
+        Block::Table(tools),
+        Block::Table(rollups),
+        doc::paragraph(calls),
+    ]
 }
