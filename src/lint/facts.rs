@@ -457,16 +457,23 @@ pub(crate) fn is_generated_title(name: &str, title: &str) -> bool {
 
 /// The words of a name (in order) that name its subject: not a leading verb, not a stop or
 /// generic word, not a single letter.
+///
+/// A name that puts its verb last (`imageFetch`, `issue_delete`) has it skipped there instead.
 pub(crate) fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let tokens: Vec<&String> = tokens.collect();
+    let verb_first = tokens.first().is_some_and(|t| text::verb_base(t).is_some());
+    let last = tokens.len().saturating_sub(1);
     tokens
+        .iter()
         .enumerate()
         .filter(|(i, t)| {
             !(t.len() < 2
                 || text::is_stop_word(t)
                 || text::GENERIC_NAME_WORDS.contains(&t.as_str())
-                || (*i == 0 && text::verb_base(t).is_some()))
+                || (*i == 0 && verb_first)
+                || (*i == last && *i > 0 && !verb_first && text::verb_base(t).is_some()))
         })
-        .map(|(_, t)| t.clone())
+        .map(|(_, t)| (*t).clone())
         .collect()
 }
 

@@ -281,6 +281,50 @@ fn number_sets_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
     text::plurality_cue().is_match(&plural.clean)
 }
 
+/// One description speaks of everything ("across all projects") and the other of one thing
+/// ("within a specific project"): the scope tells the tools apart, though the words are shared.
+fn scope_sets_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
+    fn cue(cell: &'static std::sync::OnceLock<regex::Regex>, source: &str) -> &'static regex::Regex {
+        cell.get_or_init(|| match regex::Regex::new(source) {
+            Ok(re) => re,
+            Err(err) => unreachable!("built-in pattern does not compile: {err}"),
+        })
+    }
+    static MANY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static ONE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let many = cue(&MANY, r"(?i)\b(across (all|every|multiple)|in all|all (the )?\w+s\b|multiple|in bulk|batch)");
+    let one = cue(&ONE, r"(?i)\b(a specific|a single|one specific|within (a|one|the given)|a given|by (its )?id\b)");
+    (many.is_match(&a.clean) && one.is_match(&b.clean) && !one.is_match(&a.clean))
+        || (many.is_match(&b.clean) && one.is_match(&a.clean) && !one.is_match(&b.clean))
+}
+
+/// The share of ordered word pairs two descriptions have in common: "Convert an address into
+/// coordinates" and "Convert coordinates into an address" share every word but no pair, so
+/// they say different things.
+fn bigram_similarity(a: &ToolFacts, b: &ToolFacts, set_aside: &BTreeSet<String>) -> f64 {
+    let pairs = |f: &ToolFacts| -> BTreeSet<(String, String)> {
+        let kept: Vec<String> = segments(&f.description)
+            .into_iter()
+            .filter(|s| !set_aside.contains(s))
+            .collect();
+        let words: Vec<String> = text::words(&kept.join(" "))
+            .into_iter()
+            .filter(|w| !text::is_stop_word(w))
+            .map(|w| text::singular(&w))
+            .collect();
+        words
+            .windows(2)
+            .map(|w| (w[0].clone(), w[1].clone()))
+            .collect()
+    };
+    let (pa, pb) = (pairs(a), pairs(b));
+    let union = pa.union(&pb).count();
+    if union == 0 {
+        return 1.0;
+    }
+    pa.intersection(&pb).count() as f64 / union as f64
+}
+
 /// Tools whose names open with verbs of different kinds (list / create / delete) and whose
 /// annotations say so (read-only against not, destructive against not): the verb and the hints
 /// tell them apart even when the rest of the text is one template.
@@ -323,7 +367,8 @@ pub fn pair_findings(
 
     let mut uf = UnionFind((0..n).collect());
     join_templates(&words, &df, &mut uf);
-    let (near, overlaps) = judge_candidates(facts, &words, &candidates, &mut uf, namespaces);
+    let (near, overlaps) =
+        judge_candidates(facts, &words, &candidates, &mut uf, namespaces, &set_aside);
 
     let in_group = group_findings(facts, &words, &mut uf, &mut out);
     // A pair already reported for its names is not reported again for its descriptions.
@@ -480,6 +525,7 @@ fn judge_candidates(
     candidates: &BTreeSet<(usize, usize)>,
     uf: &mut UnionFind,
     namespaces: &Namespaces,
+    set_aside: &BTreeSet<String>,
 ) -> (Vec<Near>, Vec<Overlap>) {
     let mut near: Vec<Near> = Vec::new();
     let mut overlaps: Vec<Overlap> = Vec::new();
@@ -498,6 +544,11 @@ fn judge_candidates(
             let apart = name_sets_apart(a, b, &words[i], &words[j], true)
                 .or_else(|| name_sets_apart(b, a, &words[j], &words[i], true))
                 .or_else(|| number_sets_apart(a, b).then(|| "one or many".to_string()))
+                .or_else(|| scope_sets_apart(a, b).then(|| "all or one".to_string()))
+                .or_else(|| {
+                    (bigram_similarity(a, b, set_aside) < 0.5)
+                        .then(|| "the order of their words".to_string())
+                })
                 .or_else(|| {
                     verb_and_hints_set_apart(a, b).then(|| "the verb and the annotations".to_string())
                 });
@@ -655,6 +706,7 @@ fn pair_finding(
         make(Code::D005, &a.name, format!("`{}` and `{}` share {pct:.0}% of their meaningful words.", a.name, b.name), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()])
     } else {
         let why = match apart {
+            Some(word) if word.contains(' ') => format!("share {pct:.0}% of their words; only {word} tells them apart, and neither says which to prefer"),
             Some(word) => format!("share {pct:.0}% of their words; only \"{word}\" tells them apart, and neither says which to prefer"),
             None => format!("overlap ({pct:.0}% shared words) and neither says which to prefer"),
         };

@@ -825,6 +825,22 @@ const FORMAT_WORDS: [&str; 15] = [
     "deadline",
 ];
 
+/// A string named like a date, time, email, URL or identifier. `link` counts only as the last
+/// word (`web_link`, not `link_id` or `link_type`), `at`/`on` only after another word
+/// (`created_at`, not an `at` cell reference), and a lone `after`/`before`/`since`/`until` only
+/// when its description speaks of time (it is often a paging cursor).
+fn wants_a_format(ptoks: &[String], description: &str) -> bool {
+    let last = ptoks.last().map(String::as_str);
+    let relation = |t: &str| matches!(t, "since" | "until" | "before" | "after");
+    if ptoks.len() == 1 && last.is_some_and(relation) {
+        return text::speaks_of_time(description);
+    }
+    ptoks.iter().enumerate().any(|(i, tok)| {
+        let tok = tok.as_str();
+        FORMAT_WORDS.contains(&tok) && (tok != "link" || i + 1 == ptoks.len())
+    }) || (ptoks.len() > 1 && last.is_some_and(|l| l == "at" || l == "on"))
+}
+
 /// A date or time parameter whose description accepts relative values ("2 days ago",
 /// "yesterday"): no one format fits it, so declaring one would be wrong.
 fn says_relative_dates_are_accepted(ptoks: &[String], description: &str) -> bool {
@@ -884,14 +900,14 @@ fn check_parameter(c: &mut Collector, name: &str, p: &ParamFacts, list_values: &
             vec![],
         );
     }
-    let wants_format = ptoks.iter().any(|tok| FORMAT_WORDS.contains(&tok.as_str()))
-        || ptoks.last().is_some_and(|l| l == "at" || l == "on");
+    let wants_format = wants_a_format(&ptoks, &p.description);
     if p.is_string()
         && wants_format
         && p.format.is_none()
         && !p.has_pattern
         && p.enum_values.is_empty()
         && !says_relative_dates_are_accepted(&ptoks, &p.description)
+        && !text::states_a_value_shape(&p.description)
     {
         c.push(Code::P004, t, pn, format!("`{name}.{}` looks like a date, time, email, URL or identifier but declares no format or pattern.", p.name), "Declare \"format\" (date-time, date, email, uri, uuid) or a \"pattern\".".into(), vec![]);
     }

@@ -41,6 +41,7 @@ pub(crate) const VERBS: &[&str] = &[
     "capture",
     "change",
     "check",
+    "checkout",
     "claim",
     "classify",
     "clean",
@@ -104,6 +105,7 @@ pub(crate) const VERBS: &[&str] = &[
     "forecast",
     "format",
     "generate",
+    "geocode",
     "get",
     "grant",
     "group",
@@ -171,6 +173,7 @@ pub(crate) const VERBS: &[&str] = &[
     "redact",
     "refresh",
     "register",
+    "reindex",
     "reject",
     "release",
     "reload",
@@ -342,6 +345,7 @@ pub(crate) const ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("k8s", &["kubernetes"]),
     ("max", &["maximum"]),
     ("min", &["minimum"]),
+    ("mr", &["merge"]),
     ("msg", &["message"]),
     ("num", &["number"]),
     ("org", &["organization", "organisation"]),
@@ -664,6 +668,29 @@ cue!(
     relative_date_cue,
     r"\b(relative|ago|yesterday|today|tomorrow|natural[- ]language|human[- ]readable|now[-+]\d|last \d+|past \d+|\d+\s*(d|h|w|m|days?|hours?|weeks?|months?)\b)"
 );
+/// A description that names the shape of its value: "ISO 8601", "YYYY-MM-DD", "HH:MM", Unix
+/// seconds, RFC 3339. The model then knows the format even without a schema `format`.
+pub(crate) fn states_a_value_shape(description: &str) -> bool {
+    static CELL: OnceLock<Regex> = OnceLock::new();
+    pattern(
+        &CELL,
+        r"\b(iso[ -]?8601|rfc[ -]?3339|rfc[ -]?2822|yyyy|hh:mm|unix (time|timestamp|seconds|epoch)|epoch (seconds|milliseconds)|seconds since|milliseconds since)",
+    )
+    .is_match(description)
+}
+
+/// A description that speaks of a date or time (not of a paging cursor).
+pub(crate) fn speaks_of_time(description: &str) -> bool {
+    static CELL: OnceLock<Regex> = OnceLock::new();
+    let cursor = description.to_lowercase().contains("cursor");
+    !cursor
+        && pattern(
+            &CELL,
+            r"\b(date|time|timestamp|datetime|day|days|moment|iso|when)\b",
+        )
+        .is_match(description)
+}
+
 cue!(
     /// A description that says one tool handles many items ("multiple", "in bulk").
     plurality_cue,
