@@ -555,8 +555,12 @@ fn parameters(f: &ToolFacts) -> Dim {
         (s, why)
     } else if coverage >= 50 {
         // Every undocumented parameter counts: a tool with one of five parameters undescribed
-        // cannot score what the same tool fully described scores.
-        let s = if desc_adds || rich { 3 } else { 2 };
+        // cannot score what the same tool fully described scores. Only prose that explains each
+        // undocumented parameter makes up for it (a rich schema elsewhere does not).
+        let explained = undocumented
+            .iter()
+            .all(|p| f.mentioned_params.iter().any(|m| m == p));
+        let s = if explained && (desc_adds || rich) { 3 } else { 2 };
         (s, format!("Only {described} of {n} parameters are described ({coverage}%); {} lack{} a description{}.", undocumented.iter().map(|p| code(p)).collect::<Vec<_>>().join(", "), if undocumented.len() == 1 { "s" } else { "" }, if s == 3 { ", partly made up by the description" } else { " and the description does not compensate" }))
     } else {
         let covered_in_prose = undocumented

@@ -1057,7 +1057,11 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
             vec![],
         );
     }
-    if f.operation == Operation::Read && a.destructive == Some(true) && a.read_only != Some(true) {
+    if reads_by_name(f)
+        && a.destructive == Some(true)
+        && a.read_only != Some(true)
+        && !text::destructive_verb_cue().is_match(&f.clean)
+    {
         c.push(
             Code::A005,
             t,
@@ -1080,6 +1084,16 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
             vec![],
         );
     }
+}
+
+/// The name holds a verb that only reads (`find_flaky_tests`, `API-post-search`). Download and
+/// export are left out: they read a resource but write a file where the host runs.
+fn reads_by_name(f: &ToolFacts) -> bool {
+    f.name_tokens.iter().any(|w| {
+        text::verb_base(w).is_some_and(|v| {
+            Operation::of_word(v) == Operation::Read && !matches!(v, "download" | "export")
+        })
+    })
 }
 
 /// The word that makes a tool a read: the name's reading verb, else the description's opening
@@ -1322,7 +1336,7 @@ mod tests {
         use serde_json::json;
         let t = |name: &str, d: &str| json!({"name": name, "description": d, "inputSchema": {"type": "object"}});
         let tools = vec![
-            t("browser_take_screenshot", "Capture a PNG image of the current page."),
+            t("browser_take_screenshot", "Capture a screenshot of the current page."),
             t("browser_navigate", "Open a URL in the current tab."),
             t("browser_click", "Click an element on the page."),
             t("wit_get_work_item", "Get one work item by its id."),

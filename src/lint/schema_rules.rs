@@ -304,16 +304,7 @@ pub(crate) fn unstated_limits(param: &Value, texts: &[&str]) -> Vec<UnstatedLimi
         let grouped = group_thousands(&text);
         if !stated(&text) && !stated(&grouped) {
             out.push(UnstatedLimit {
-                keyword: match keyword {
-                    "maximum" => "maximum",
-                    "exclusiveMaximum" => "exclusiveMaximum",
-                    "minimum" => "minimum",
-                    "exclusiveMinimum" => "exclusiveMinimum",
-                    "maxLength" => "maxLength",
-                    "minLength" => "minLength",
-                    "maxItems" => "maxItems",
-                    _ => "minItems",
-                },
+                keyword,
                 value: text,
             });
         }

@@ -556,7 +556,7 @@ macro_rules! cue {
 cue!(
     /// Explicit guidance on when to call the tool, or what must come first.
     usage_cue,
-    r"\b(use (this|it)( tool)? (when|to|for|if|before|after|only|instead)|use (when|for|to|before|after)\b|use [a-z0-9]+_[a-z0-9_]+ (to|for|when|if|instead)\b|call (this|it)( tool)? (when|before|after|first|only)|call before|useful (for|when|to)|intended for|designed for|best for|ideal for|meant for|start here|requires?\s+(an?\s+|the\s+)?\w|prerequisite|before (calling|using|you)|after (calling|using|creating)|only (when|if|for|after)|first call|call \w+ first|\w+ first to|when you (need|want|have|already)|if you (need|want|already))"
+    r"\b(when to use|usage guidance|use (this|it)( tool)? (when|to|for|if|before|after|only|instead)|use (when|for|to|before|after)\b|use [a-z0-9]+_[a-z0-9_]+ (to|for|when|if|instead)\b|call (this|it)( tool)? (when|before|after|first|only)|call before|useful (for|when|to)|intended for|designed for|best for|ideal for|meant for|start here|requires?\s+(an?\s+|the\s+)?\w|prerequisite|before (calling|using|you)|after (calling|using|creating)|only (when|if|for|after)|first call|call \w+ first|\w+ first to|when you (need|want|have|already)|if you (need|want|already))"
 );
 cue!(
     /// Saying when not to call the tool or what to use instead.

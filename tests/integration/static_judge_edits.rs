@@ -95,11 +95,27 @@ fn will_be_notified_for_are_notified_passes() {
 
 #[test]
 fn deleting_a_parameter_description_blocks() {
-    // On a two-tool server and on a twelve-tool one: the judge has no noise, so the exact fall
-    // decides whatever the server's size.
+    // On a two-tool server, a twelve-tool one and the 262-tool one: the judge has no noise, so
+    // the exact fall decides whatever the server's size.
+    let gitlab = corpus_tools("gitlab");
+    let (gitlab_tool, gitlab_param) = gitlab
+        .iter()
+        .find_map(|t| {
+            let props = t["inputSchema"]["properties"].as_object()?;
+            let all_described = props.len() >= 2
+                && props.values().all(|p| p.get("description").is_some());
+            all_described.then(|| {
+                (
+                    t["name"].as_str().unwrap_or_default().to_string(),
+                    props.keys().next().cloned().unwrap_or_default(),
+                )
+            })
+        })
+        .expect("a gitlab tool with every parameter described");
     for (server, tool, param) in [
         ("time", "convert_time", "time"),
-        ("git", "git_log", "max_count"),
+        ("git", "git_branch", "contains"),
+        ("gitlab", gitlab_tool.as_str(), gitlab_param.as_str()),
     ] {
         let base = corpus_tools(server);
         let head = edit(&base, tool, |t| {
