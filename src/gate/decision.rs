@@ -41,7 +41,10 @@ impl JudgeNoise {
     }
 }
 
-fn side_tools(side: &SideScore, noise: JudgeNoise) -> std::collections::BTreeMap<String, ToolScore> {
+fn side_tools(
+    side: &SideScore,
+    noise: JudgeNoise,
+) -> std::collections::BTreeMap<String, ToolScore> {
     side.tools
         .iter()
         .map(|(name, t)| {
@@ -73,7 +76,11 @@ fn unlisted(side: &SideScore, noise: JudgeNoise) -> Unlisted {
         .map(|o| Unlisted {
             count: o.count,
             tenths_sum: o.tdqs_tenths_sum,
-            noisy: if noise == JudgeNoise::Model { o.judged } else { 0 },
+            noisy: if noise == JudgeNoise::Model {
+                o.judged
+            } else {
+                0
+            },
         })
         .unwrap_or_default()
 }

@@ -560,7 +560,11 @@ fn parameters(f: &ToolFacts) -> Dim {
         let explained = undocumented
             .iter()
             .all(|p| f.mentioned_params.iter().any(|m| m == p));
-        let s = if explained && (desc_adds || rich) { 3 } else { 2 };
+        let s = if explained && (desc_adds || rich) {
+            3
+        } else {
+            2
+        };
         (s, format!("Only {described} of {n} parameters are described ({coverage}%); {} lack{} a description{}.", undocumented.iter().map(|p| code(p)).collect::<Vec<_>>().join(", "), if undocumented.len() == 1 { "s" } else { "" }, if s == 3 { ", partly made up by the description" } else { " and the description does not compensate" }))
     } else {
         let covered_in_prose = undocumented

@@ -102,12 +102,7 @@ pub fn lint_tools(
         .collect();
     let scorecards: Vec<Scorecard> = facts
         .iter()
-        .map(|f| {
-            scorecard::score(
-                f,
-                rules::unmentioned_subjects(f, &namespaces).len(),
-            )
-        })
+        .map(|f| scorecard::score(f, rules::unmentioned_subjects(f, &namespaces).len()))
         .collect();
     let disabled = config
         .levels

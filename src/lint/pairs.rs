@@ -77,7 +77,13 @@ fn own_words(f: &ToolFacts, boilerplate: &BTreeSet<String>) -> BTreeSet<String> 
         // one description are near-identical, not boilerplate with nothing of their own.
         return text::content_words(&all.join(" "));
     }
-    text::content_words(&kept.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" "))
+    text::content_words(
+        &kept
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 /// A description cut into the pieces generated text repeats: sentences, lines and
@@ -284,7 +290,10 @@ fn number_sets_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
 /// One description speaks of everything ("across all projects") and the other of one thing
 /// ("within a specific project"): the scope tells the tools apart, though the words are shared.
 fn scope_sets_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
-    fn cue(cell: &'static std::sync::OnceLock<regex::Regex>, source: &str) -> &'static regex::Regex {
+    fn cue(
+        cell: &'static std::sync::OnceLock<regex::Regex>,
+        source: &str,
+    ) -> &'static regex::Regex {
         cell.get_or_init(|| match regex::Regex::new(source) {
             Ok(re) => re,
             Err(err) => unreachable!("built-in pattern does not compile: {err}"),
@@ -292,8 +301,14 @@ fn scope_sets_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
     }
     static MANY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static ONE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let many = cue(&MANY, r"(?i)\b(across (all|every|multiple)|in all|all (the )?\w+s\b|multiple|in bulk|batch)");
-    let one = cue(&ONE, r"(?i)\b(a specific|a single|one specific|within (a|one|the given)|a given|by (its )?id\b)");
+    let many = cue(
+        &MANY,
+        r"(?i)\b(across (all|every|multiple)|in all|all (the )?\w+s\b|multiple|in bulk|batch)",
+    );
+    let one = cue(
+        &ONE,
+        r"(?i)\b(a specific|a single|one specific|within (a|one|the given)|a given|by (its )?id\b)",
+    );
     (many.is_match(&a.clean) && one.is_match(&b.clean) && !one.is_match(&a.clean))
         || (many.is_match(&b.clean) && one.is_match(&a.clean) && !one.is_match(&b.clean))
 }
@@ -550,7 +565,8 @@ fn judge_candidates(
                         .then(|| "the order of their words".to_string())
                 })
                 .or_else(|| {
-                    verb_and_hints_set_apart(a, b).then(|| "the verb and the annotations".to_string())
+                    verb_and_hints_set_apart(a, b)
+                        .then(|| "the verb and the annotations".to_string())
                 });
             if verb_and_hints_set_apart(a, b) {
                 // Different operations, declared differently: not confusable by their text.
@@ -756,23 +772,49 @@ mod tests {
             tool("browser_network_requests", "Returns all network requests made by the page since it loaded, with their headers and body. For one request in full use browser_network_request.", json!({"readOnlyHint": true})),
             tool("browser_click", "Click an element of the current page.", json!({})),
         ];
-        let codes = codes_between(&tools, "browser_network_request", "browser_network_requests");
+        let codes = codes_between(
+            &tools,
+            "browser_network_request",
+            "browser_network_requests",
+        );
         assert!(codes.is_empty(), "{codes:?}");
         // Without guidance the same names are still one finding.
         let bare = vec![
-            tool("get_issue", "Returns the issue data for the given project and number.", json!({})),
-            tool("get_issues", "Returns the issue data for the given project and number.", json!({})),
+            tool(
+                "get_issue",
+                "Returns the issue data for the given project and number.",
+                json!({}),
+            ),
+            tool(
+                "get_issues",
+                "Returns the issue data for the given project and number.",
+                json!({}),
+            ),
         ];
-        assert_eq!(codes_between(&bare, "get_issue", "get_issues"), vec![Code::N001]);
+        assert_eq!(
+            codes_between(&bare, "get_issue", "get_issues"),
+            vec![Code::N001]
+        );
     }
 
     #[test]
     fn a_pair_is_reported_under_one_code_only() {
         let tools = vec![
-            tool("play_pipeline_job", "Run a manual pipeline job of a project and wait until it starts running.", json!({})),
-            tool("play_pipeline_jobs", "Run a manual pipeline job of a project and wait until it starts running.", json!({})),
+            tool(
+                "play_pipeline_job",
+                "Run a manual pipeline job of a project and wait until it starts running.",
+                json!({}),
+            ),
+            tool(
+                "play_pipeline_jobs",
+                "Run a manual pipeline job of a project and wait until it starts running.",
+                json!({}),
+            ),
         ];
-        assert_eq!(codes_between(&tools, "play_pipeline_job", "play_pipeline_jobs").len(), 1);
+        assert_eq!(
+            codes_between(&tools, "play_pipeline_job", "play_pipeline_jobs").len(),
+            1
+        );
     }
 
     #[test]
@@ -781,9 +823,21 @@ mod tests {
             format!("{verb} the pipeline triggers of a project. Triggers run pipelines of the project for a branch or a tag on request.")
         };
         let tools = vec![
-            tool("list_pipeline_triggers", &text("List"), json!({"readOnlyHint": true})),
-            tool("create_pipeline_trigger", &text("Create"), json!({"readOnlyHint": false, "destructiveHint": false})),
-            tool("delete_pipeline_trigger", &text("Delete"), json!({"readOnlyHint": false, "destructiveHint": true})),
+            tool(
+                "list_pipeline_triggers",
+                &text("List"),
+                json!({"readOnlyHint": true}),
+            ),
+            tool(
+                "create_pipeline_trigger",
+                &text("Create"),
+                json!({"readOnlyHint": false, "destructiveHint": false}),
+            ),
+            tool(
+                "delete_pipeline_trigger",
+                &text("Delete"),
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+            ),
         ];
         let report = lint_tools(None, None, &tools, &LintConfig::default());
         let pairs: Vec<String> = report
@@ -801,10 +855,18 @@ mod tests {
             format!("Notion | {summary}\nError Responses:\n400: 400\n401: 401\n404: 404")
         };
         let tools = vec![
-            tool("API-retrieve-a-block", &notion("Retrieve a block"), json!({})),
+            tool(
+                "API-retrieve-a-block",
+                &notion("Retrieve a block"),
+                json!({}),
+            ),
             tool("API-update-a-block", &notion("Update a block"), json!({})),
             tool("API-retrieve-a-page", &notion("Retrieve a page"), json!({})),
-            tool("API-post-search", &notion("Search pages by title"), json!({})),
+            tool(
+                "API-post-search",
+                &notion("Search pages by title"),
+                json!({}),
+            ),
         ];
         let report = lint_tools(None, None, &tools, &LintConfig::default());
         let d005: Vec<String> = report
@@ -819,11 +881,27 @@ mod tests {
     #[test]
     fn a_namespace_prefix_is_not_a_shared_subject() {
         let tools = vec![
-            tool("git_status", "Shows the working tree status of the repository at the given path.", json!({"readOnlyHint": true})),
-            tool("git_log", "Shows the commit log of the repository at the given path.", json!({"readOnlyHint": true})),
-            tool("git_diff", "Shows the changes of the repository at the given path.", json!({"readOnlyHint": true})),
+            tool(
+                "git_status",
+                "Shows the working tree status of the repository at the given path.",
+                json!({"readOnlyHint": true}),
+            ),
+            tool(
+                "git_log",
+                "Shows the commit log of the repository at the given path.",
+                json!({"readOnlyHint": true}),
+            ),
+            tool(
+                "git_diff",
+                "Shows the changes of the repository at the given path.",
+                json!({"readOnlyHint": true}),
+            ),
         ];
-        for (a, b) in [("git_status", "git_log"), ("git_status", "git_diff"), ("git_log", "git_diff")] {
+        for (a, b) in [
+            ("git_status", "git_log"),
+            ("git_status", "git_diff"),
+            ("git_log", "git_diff"),
+        ] {
             let codes = codes_between(&tools, a, b);
             assert!(!codes.contains(&Code::D006), "{a}/{b}: {codes:?}");
         }

@@ -201,7 +201,7 @@ rules! {
     P002 "parameter-restates-name" Parameters Info
         "A parameter's description only repeats its name."
         "'user_id: the user id' adds nothing. Say the format, the source (which tool returns it) or the allowed values.";
-    P003 "string-should-be-enum" Parameters Warning
+    P003 "string-should-be-enum" Parameters Info
         "A free string's description lists its allowed values, but the schema has no enum."
         "Values listed in prose are not enforced or offered to the model as choices. Put them in an enum.";
     P004 "missing-format" Parameters Warning
@@ -372,7 +372,9 @@ impl Namespaces {
             }
             if let Some((token, _)) = leading
                 .iter()
-                .filter(|(token, n)| **n * 10 >= facts.len() * 6 && text::verb_base(token).is_none())
+                .filter(|(token, n)| {
+                    **n * 10 >= facts.len() * 6 && text::verb_base(token).is_none()
+                })
                 .max_by_key(|(_, n)| **n)
             {
                 set.insert(token.to_string());
@@ -827,11 +829,12 @@ const FORMAT_WORDS: [&str; 15] = [
 
 /// A string named like a date, time, email, URL or identifier. `link` counts only as the last
 /// word (`web_link`, not `link_id` or `link_type`), `at`/`on` only after another word
-/// (`created_at`, not an `at` cell reference), and a lone `after`/`before`/`since`/`until` only
-/// when its description speaks of time (it is often a paging cursor).
+/// (`created_at`, not an `at` cell reference), and a lone `after`/`before` only when its
+/// description speaks of time (it is often a paging cursor).
 fn wants_a_format(ptoks: &[String], description: &str) -> bool {
     let last = ptoks.last().map(String::as_str);
-    let relation = |t: &str| matches!(t, "since" | "until" | "before" | "after");
+    // "since" and "until" are always moments; "after" and "before" are often paging cursors.
+    let relation = |t: &str| matches!(t, "before" | "after");
     if ptoks.len() == 1 && last.is_some_and(relation) {
         return text::speaks_of_time(description);
     }
@@ -847,7 +850,17 @@ fn says_relative_dates_are_accepted(ptoks: &[String], description: &str) -> bool
     let temporal = ptoks.iter().any(|t| {
         matches!(
             t.as_str(),
-            "date" | "time" | "timestamp" | "datetime" | "since" | "until" | "before" | "after" | "deadline" | "at" | "on"
+            "date"
+                | "time"
+                | "timestamp"
+                | "datetime"
+                | "since"
+                | "until"
+                | "before"
+                | "after"
+                | "deadline"
+                | "at"
+                | "on"
         )
     });
     temporal && text::relative_date_cue().is_match(description)
@@ -1099,9 +1112,8 @@ fn reads_by_name(f: &ToolFacts) -> bool {
 /// The word that makes a tool a read: the name's reading verb, else the description's opening
 /// verb (`git_status` "Shows the working tree status" reads by "shows", not by "git").
 fn reading_word(f: &ToolFacts) -> String {
-    let reads = |w: &String| {
-        text::verb_base(w).is_some_and(|v| Operation::of_word(v) == Operation::Read)
-    };
+    let reads =
+        |w: &String| text::verb_base(w).is_some_and(|v| Operation::of_word(v) == Operation::Read);
     f.name_tokens
         .iter()
         .find(|w| reads(w))
@@ -1336,7 +1348,10 @@ mod tests {
         use serde_json::json;
         let t = |name: &str, d: &str| json!({"name": name, "description": d, "inputSchema": {"type": "object"}});
         let tools = vec![
-            t("browser_take_screenshot", "Capture a screenshot of the current page."),
+            t(
+                "browser_take_screenshot",
+                "Capture a screenshot of the current page.",
+            ),
             t("browser_navigate", "Open a URL in the current tab."),
             t("browser_click", "Click an element on the page."),
             t("wit_get_work_item", "Get one work item by its id."),
@@ -1357,9 +1372,13 @@ mod tests {
     #[test]
     fn pull_request_is_not_a_generic_name() {
         use serde_json::json;
-        let tools = vec![json!({"name": "get_pull_request", "description": "Get one pull request of a repository by its number.", "inputSchema": {"type": "object"}})];
+        let tools = vec![
+            json!({"name": "get_pull_request", "description": "Get one pull request of a repository by its number.", "inputSchema": {"type": "object"}}),
+        ];
         assert!(!has(&lint(&tools), Code::N002, "get_pull_request"));
-        let tools = vec![json!({"name": "get_data", "description": "Get some data from the service by key.", "inputSchema": {"type": "object"}})];
+        let tools = vec![
+            json!({"name": "get_data", "description": "Get some data from the service by key.", "inputSchema": {"type": "object"}}),
+        ];
         assert!(has(&lint(&tools), Code::N002, "get_data"));
     }
 
@@ -1382,10 +1401,22 @@ mod tests {
     #[test]
     fn a_timestamp_that_accepts_relative_dates_needs_no_format() {
         use serde_json::json;
-        let tool = |d: &str| json!({"name": "list_events", "description": "List the events of a project.",
-            "inputSchema": {"type": "object", "properties": {"since": {"type": "string", "description": d}}, "required": []}});
-        assert!(!has(&lint(&[tool("ISO 8601 timestamp, or a relative date such as '2 days ago'.")]), Code::P004, "list_events"));
-        assert!(has(&lint(&[tool("Only events after this moment.")]), Code::P004, "list_events"));
+        let tool = |d: &str| {
+            json!({"name": "list_events", "description": "List the events of a project.",
+            "inputSchema": {"type": "object", "properties": {"since": {"type": "string", "description": d}}, "required": []}})
+        };
+        assert!(!has(
+            &lint(&[tool(
+                "ISO 8601 timestamp, or a relative date such as '2 days ago'."
+            )]),
+            Code::P004,
+            "list_events"
+        ));
+        assert!(has(
+            &lint(&[tool("Only events after this moment.")]),
+            Code::P004,
+            "list_events"
+        ));
     }
 
     #[test]
@@ -1420,7 +1451,10 @@ mod tests {
             (Code::M007, "fetch"),
             (Code::P014, "bad_minimum"),
         ] {
-            assert!(has(&findings, code, tool), "{code} on {tool}: {findings:#?}");
+            assert!(
+                has(&findings, code, tool),
+                "{code} on {tool}: {findings:#?}"
+            );
         }
         // One defect, one finding: the misspelt type is not also reported as a draft violation.
         assert!(!has(&findings, Code::P014, "git_branch"));

@@ -75,7 +75,8 @@ pub(crate) fn check_schema(c: &mut Collector, f: &ToolFacts, tool: &Value) {
                     },
                     quote(&d.what)
                 ),
-                "Fix the keyword the validator names; check it with any JSON Schema validator.".into(),
+                "Fix the keyword the validator names; check it with any JSON Schema validator."
+                    .into(),
                 vec![],
             );
         }
@@ -125,7 +126,12 @@ pub(crate) struct SchemaDefect {
 }
 
 /// Calls `visit(path, schema)` on every subschema, root first.
-fn walk<'a>(schema: &'a Value, path: String, depth: usize, visit: &mut dyn FnMut(&str, &'a Map<String, Value>)) {
+fn walk<'a>(
+    schema: &'a Value,
+    path: String,
+    depth: usize,
+    visit: &mut dyn FnMut(&str, &'a Map<String, Value>),
+) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -140,7 +146,13 @@ fn walk<'a>(schema: &'a Value, path: String, depth: usize, visit: &mut dyn FnMut
             }
         }
     }
-    for key in ["items", "additionalProperties", "not", "additionalItems", "contains"] {
+    for key in [
+        "items",
+        "additionalProperties",
+        "not",
+        "additionalItems",
+        "contains",
+    ] {
         if let Some(child) = map.get(key) {
             if child.is_object() {
                 walk(child, format!("{path}/{key}"), depth + 1, visit);
@@ -290,8 +302,10 @@ pub(crate) fn unstated_limits(param: &Value, texts: &[&str]) -> Vec<UnstatedLimi
         let Some(value) = map.get(keyword).and_then(Value::as_f64) else {
             continue;
         };
-        let trivial = matches!(keyword, "minimum" | "minLength" | "minItems" | "exclusiveMinimum")
-            && (value == 0.0 || value == 1.0);
+        let trivial = matches!(
+            keyword,
+            "minimum" | "minLength" | "minItems" | "exclusiveMinimum"
+        ) && (value == 0.0 || value == 1.0);
         if trivial {
             continue;
         }
@@ -363,13 +377,19 @@ mod tests {
                 ("/properties/tags/items/type".to_string(), "nul".to_string()),
             ]
         );
-        assert!(unknown_types(&json!({"type": "object", "properties": {"a": {"type": "number"}}})).is_empty());
+        assert!(
+            unknown_types(&json!({"type": "object", "properties": {"a": {"type": "number"}}}))
+                .is_empty()
+        );
     }
 
     #[test]
     fn a_required_name_must_be_declared() {
         let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"]});
-        let found: Vec<String> = undeclared_required(&schema).into_iter().map(|d| d.what).collect();
+        let found: Vec<String> = undeclared_required(&schema)
+            .into_iter()
+            .map(|d| d.what)
+            .collect();
         assert_eq!(found, vec!["b"]);
         // Names declared in a composition branch, or a branch naming its parent's properties,
         // are declared.
@@ -381,11 +401,20 @@ mod tests {
 
     #[test]
     fn a_schema_its_draft_rejects_is_found() {
-        assert!(draft_violation(&json!({"type": "object", "properties": {"a": {"type": "string", "minLength": -1}}})).is_some());
+        assert!(draft_violation(
+            &json!({"type": "object", "properties": {"a": {"type": "string", "minLength": -1}}})
+        )
+        .is_some());
         assert!(draft_violation(&json!({"type": "object", "required": "a"})).is_some());
-        assert!(draft_violation(&json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})).is_none());
+        assert!(draft_violation(
+            &json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
+        )
+        .is_none());
         // A custom meta-schema is not judged.
-        assert!(draft_violation(&json!({"$schema": "https://example.com/my-meta", "type": 5})).is_none());
+        assert!(
+            draft_violation(&json!({"$schema": "https://example.com/my-meta", "type": 5}))
+                .is_none()
+        );
     }
 
     #[test]
@@ -393,7 +422,10 @@ mod tests {
         let param = json!({"type": "integer", "minimum": 1, "maximum": 100});
         assert_eq!(
             unstated_limits(&param, &["How many results to return."]),
-            vec![UnstatedLimit { keyword: "maximum", value: "100".into() }]
+            vec![UnstatedLimit {
+                keyword: "maximum",
+                value: "100".into()
+            }]
         );
         assert!(unstated_limits(&param, &["How many results (1-100)."]).is_empty());
         let big = json!({"type": "integer", "maximum": 10000});

@@ -431,9 +431,15 @@ pub(crate) fn lists_quoted_choices(description: &str) -> bool {
         .filter_map(|c| c.get(1).map(|m| m.as_str()))
         .collect();
     let lower = description.to_lowercase();
-    let offers_choice = lower.contains(" or ") || lower.contains("one of") || lower.contains("either");
-    let examples = lower.contains("e.g") || lower.contains("for example") || lower.contains("such as") || lower.contains("i.e");
-    values.len() >= 2 && offers_choice && !examples
+    let offers_choice =
+        lower.contains(" or ") || lower.contains("one of") || lower.contains("either");
+    let examples = ["e.g", "example", "such as", "i.e", "like "]
+        .iter()
+        .any(|marker| lower.contains(marker));
+    // Quoted keys of a JSON value ("each object must contain 'filename' and 'mime_type'") and
+    // values of another parameter (`subject_type='user'`) are not choices for this one.
+    let structured = lower.contains("json") || lower.contains('{') || description.contains("='");
+    values.len() >= 2 && offers_choice && !examples && !structured
 }
 
 pub(crate) fn is_generic_name_word(word: &str) -> bool {
@@ -1053,7 +1059,9 @@ mod tests {
         assert!(!lists_quoted_choices(
             "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' if none."
         ));
-        assert!(!lists_quoted_choices("Use 'me' for yourself or a numeric id."));
+        assert!(!lists_quoted_choices(
+            "Use 'me' for yourself or a numeric id."
+        ));
     }
 
     #[test]
@@ -1065,7 +1073,8 @@ mod tests {
 
     #[test]
     fn relative_dates_are_recognised() {
-        assert!(relative_date_cue().is_match("ISO 8601 timestamp or a relative date such as '2 days ago'"));
+        assert!(relative_date_cue()
+            .is_match("ISO 8601 timestamp or a relative date such as '2 days ago'"));
         assert!(relative_date_cue().is_match("Accepts natural language like yesterday"));
         assert!(!relative_date_cue().is_match("ISO 8601 timestamp of the last change"));
     }

@@ -76,7 +76,11 @@ fn reviewed() -> Vec<(Reviewed, String)> {
 #[test]
 fn no_error_fires_on_real_servers_unless_reviewed_as_a_true_defect() {
     let servers = corpus();
-    assert!(servers.len() >= 20, "the corpus holds {} servers", servers.len());
+    assert!(
+        servers.len() >= 20,
+        "the corpus holds {} servers",
+        servers.len()
+    );
     let reviewed = reviewed();
     for (entry, reason) in &reviewed {
         assert!(
@@ -106,7 +110,11 @@ fn no_error_fires_on_real_servers_unless_reviewed_as_a_true_defect() {
     }
     assert!(unexpected.is_empty(), "{unexpected:#?}");
     // A reviewed entry that no longer fires is stale and must go.
-    let stale: Vec<&Reviewed> = allowed.iter().filter(|e| !fired.contains(**e)).copied().collect();
+    let stale: Vec<&Reviewed> = allowed
+        .iter()
+        .filter(|e| !fired.contains(**e))
+        .copied()
+        .collect();
     assert!(stale.is_empty(), "stale reviewed entries: {stale:#?}");
 }
 
@@ -124,7 +132,11 @@ fn argument_advice_and_ordinary_prose_are_not_text_aimed_at_the_model() {
     for (server, tools) in corpus() {
         let report = lint_of(&tools);
         // Nothing in these servers addresses a grader.
-        assert!(codes_on(&report, Code::M005).is_empty(), "{server}: {:#?}", codes_on(&report, Code::M005));
+        assert!(
+            codes_on(&report, Code::M005).is_empty(),
+            "{server}: {:#?}",
+            codes_on(&report, Code::M005)
+        );
         for finding in codes_on(&report, Code::M003) {
             let lower = finding.to_lowercase();
             assert!(
@@ -140,7 +152,10 @@ fn the_fetch_servers_rewrite_of_the_models_instructions_is_flagged() {
     let report = lint_of(&server_tools("fetch"));
     let found = codes_on(&report, Code::M007);
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert!(found[0].contains("originally you did not have internet access"), "{found:?}");
+    assert!(
+        found[0].contains("originally you did not have internet access"),
+        "{found:?}"
+    );
 }
 
 #[test]

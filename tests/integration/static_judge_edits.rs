@@ -29,9 +29,12 @@ fn write_export(dir: &Path, file: &str, tools: Vec<Value>) -> PathBuf {
         tools,
         ..Default::default()
     };
-    let export =
-        tdqs_core::digest::assemble_export(listing, ProbeProfile::default(), ExportSource::default())
-            .expect("export");
+    let export = tdqs_core::digest::assemble_export(
+        listing,
+        ProbeProfile::default(),
+        ExportSource::default(),
+    )
+    .expect("export");
     let path = dir.join(file);
     std::fs::write(&path, serde_json::to_vec_pretty(&export).unwrap()).unwrap();
     path
@@ -75,7 +78,9 @@ fn append(tool: &mut Value, sentence: &str) {
 #[test]
 fn argument_advice_added_to_mcp_server_time_passes() {
     let base = corpus_tools("time");
-    let head = edit(&base, "convert_time", |t| append(t, "Always use IANA timezone names."));
+    let head = edit(&base, "convert_time", |t| {
+        append(t, "Always use IANA timezone names.")
+    });
     let (code, report) = gate(base, head);
     assert_eq!(code, Some(0), "{}", report["reason"]);
 }
@@ -86,7 +91,10 @@ fn will_be_notified_for_are_notified_passes() {
         append(t, "The reviewers are notified by email.")
     });
     let head = edit(&base, "convert_time", |t| {
-        let d = t["description"].as_str().unwrap_or_default().replace("are notified", "will be notified");
+        let d = t["description"]
+            .as_str()
+            .unwrap_or_default()
+            .replace("are notified", "will be notified");
         t["description"] = Value::String(d);
     });
     let (code, report) = gate(base, head);
@@ -102,8 +110,8 @@ fn deleting_a_parameter_description_blocks() {
         .iter()
         .find_map(|t| {
             let props = t["inputSchema"]["properties"].as_object()?;
-            let all_described = props.len() >= 2
-                && props.values().all(|p| p.get("description").is_some());
+            let all_described =
+                props.len() >= 2 && props.values().all(|p| p.get("description").is_some());
             all_described.then(|| {
                 (
                     t["name"].as_str().unwrap_or_default().to_string(),
@@ -120,7 +128,10 @@ fn deleting_a_parameter_description_blocks() {
         let base = corpus_tools(server);
         let head = edit(&base, tool, |t| {
             let p = &mut t["inputSchema"]["properties"][param];
-            assert!(p.get("description").is_some(), "{server} {tool}.{param} is described");
+            assert!(
+                p.get("description").is_some(),
+                "{server} {tool}.{param} is described"
+            );
             p.as_object_mut().unwrap().remove("description");
         });
         let (code, report) = gate(base, head);
@@ -135,7 +146,8 @@ fn deleting_notions_description_blocks_when_generated_boilerplate_remains() {
         .iter()
         .find_map(|t| {
             let d = t["description"].as_str()?;
-            d.contains("Error Responses").then(|| t["name"].as_str().unwrap_or_default().to_string())
+            d.contains("Error Responses")
+                .then(|| t["name"].as_str().unwrap_or_default().to_string())
         })
         .expect("a Notion tool with generated error responses");
     let head = edit(&base, &name, |t| {
@@ -179,9 +191,16 @@ fn gitlabs_repeated_guidance_does_not_lift_most_tools_to_the_top() {
         .count();
     // static-rules-v2 gave 234 of 262 tools 4.4 or more, crediting "instead of silently applying"
     // as when not to use the tool and the same pasted sentence as each tool's usage guidance.
-    assert!(high * 2 < tools.len(), "{high} of {} tools at 4.4 or more", tools.len());
+    assert!(
+        high * 2 < tools.len(),
+        "{high} of {} tools at 4.4 or more",
+        tools.len()
+    );
     // "instead of silently applying" is no longer read as a boundary.
-    let merge = tools.iter().find(|t| t["name"] == "create_merge_request").expect("create_merge_request");
+    let merge = tools
+        .iter()
+        .find(|t| t["name"] == "create_merge_request")
+        .expect("create_merge_request");
     let why = tool_answer(merge, &names)["scores"]["usage_guidelines"]["justification"]
         .as_str()
         .unwrap_or_default()
