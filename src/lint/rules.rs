@@ -1073,7 +1073,7 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
     if reads_by_name(f)
         && a.destructive == Some(true)
         && a.read_only != Some(true)
-        && !text::destructive_verb_cue().is_match(&f.clean)
+        && !deletes_in_text(f)
     {
         c.push(
             Code::A005,
@@ -1097,6 +1097,19 @@ fn check_annotations(c: &mut Collector, f: &ToolFacts) {
             vec![],
         );
     }
+}
+
+/// The description says the tool deletes or overwrites something (not merely that output is
+/// truncated): then a destructive hint on a reading name may be right.
+fn deletes_in_text(f: &ToolFacts) -> bool {
+    static CELL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = CELL.get_or_init(|| {
+        match regex::Regex::new(r"(?i)\b(delete[sd]?|deleting|remove[sd]?|removing|destroy\w*|purge[sd]?|wipe[sd]?|erase[sd]?|overwrit\w+)\b") {
+            Ok(re) => re,
+            Err(err) => unreachable!("built-in pattern does not compile: {err}"),
+        }
+    });
+    f.cues.destructive.is_some() || re.is_match(&f.clean)
 }
 
 /// The name holds a verb that only reads (`find_flaky_tests`, `API-post-search`). Download and

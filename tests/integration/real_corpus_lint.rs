@@ -172,3 +172,21 @@ fn the_git_server_gets_its_branch_type_choice_and_no_namespace_overlap() {
         .filter(|f| f.code == Code::A002)
         .all(|f| !f.message.contains("(\"git\")")));
 }
+
+#[test]
+fn read_tools_marked_destructive_are_named() {
+    for (server, tool) in [
+        ("circleci", "find_flaky_tests"),
+        ("notion", "API-post-search"),
+    ] {
+        let report = lint_of(&server_tools(server));
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.code == Code::A005 && f.tool.as_deref() == Some(tool)),
+            "{server} {tool}: {:#?}",
+            codes_on(&report, Code::A005)
+        );
+    }
+}

@@ -845,7 +845,8 @@ mod tests {
             json!({"type": "object", "properties": {}}),
             json!({"type": "object", "additionalProperties": {"type": "string"}}),
         ] {
-            let schema = json!({"type": "object", "properties": {"config": free}, "required": ["config"]});
+            let schema =
+                json!({"type": "object", "properties": {"config": free}, "required": ["config"]});
             let (fields, depth, choices, cost_value) = cost(schema);
             assert_eq!((fields, depth, choices, cost_value), (1, 1, 0, 1));
         }
