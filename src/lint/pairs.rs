@@ -93,7 +93,7 @@ fn own_words(f: &ToolFacts, boilerplate: &BTreeSet<String>) -> BTreeSet<String> 
 fn segments(description: &str) -> Vec<String> {
     description
         .split(['\n', '|'])
-        .flat_map(|line| text::sentences(line))
+        .flat_map(text::sentences)
         .map(|s| text::bare(&s))
         .filter(|s| !s.is_empty())
         .collect()
@@ -356,6 +356,9 @@ fn verb_and_hints_set_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
             || differ(a.annotations.destructive, b.annotations.destructive))
 }
 
+/// The `TDQS-N001` findings with the tool each is reported on, and the pairs they name.
+type SameNames = (Vec<(usize, Finding)>, BTreeSet<(usize, usize)>);
+
 /// A near-identical pair that no name word sets apart: the two tools and their similarity.
 type Near = (usize, usize, f64);
 /// An overlapping pair neither description guides between: the two tools, their similarity and
@@ -407,7 +410,7 @@ fn comparable(words: &[BTreeSet<String>], i: usize) -> bool {
 /// Two names that differ only in number are not reported when the pair says which is which
 /// (one names the other with guidance, or the plural says it handles many). Returns the pairs
 /// reported, so the description rules do not report them again.
-fn same_name_findings(facts: &[ToolFacts]) -> (Vec<(usize, Finding)>, BTreeSet<(usize, usize)>) {
+fn same_name_findings(facts: &[ToolFacts]) -> SameNames {
     let mut out: Vec<(usize, Finding)> = Vec::new();
     let mut named: BTreeSet<(usize, usize)> = BTreeSet::new();
     let mut by_key: BTreeMap<Vec<String>, Vec<usize>> = BTreeMap::new();
