@@ -514,9 +514,16 @@ fn check_scored_decision(report: &Report, pins: &Pins) -> Result<(), Error> {
             "the definitions changed but the report has no scored pair",
         ));
     }
+    // A rule judge's answers carry no noise; the report says which judge answered.
+    let noise = super::decision::JudgeNoise::of(
+        report
+            .scoring
+            .as_ref()
+            .is_some_and(|s| !s.judge.model_judged),
+    );
     // The rule must decide exactly at the last recorded pair.
     for n in 1..report.pairs.len() {
-        if let Step::Decided { .. } = step(&report.pairs[..n], rule_in_use, rule) {
+        if let Step::Decided { .. } = step(&report.pairs[..n], rule_in_use, rule, noise) {
             return Err(differs(format!(
                 "the report has {} pairs but the {} rule decides after {n}",
                 report.pairs.len(),
@@ -524,7 +531,7 @@ fn check_scored_decision(report: &Report, pins: &Pins) -> Result<(), Error> {
             )));
         }
     }
-    match step(&report.pairs, rule_in_use, rule) {
+    match step(&report.pairs, rule_in_use, rule, noise) {
         Step::Decided {
             verdict,
             medians,

@@ -21,7 +21,30 @@ pub enum Step {
     },
 }
 
-fn side_tools(side: &SideScore) -> std::collections::BTreeMap<String, ToolScore> {
+/// Whether the judge's answers carry noise: a model's do; a deterministic judge (the static
+/// rules) answers the same question the same way, so its values are exact and the rule must
+/// not lend them the model's noise floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgeNoise {
+    Model,
+    None,
+}
+
+impl JudgeNoise {
+    /// The noise of a judge that is (or is not) deterministic.
+    pub fn of(deterministic: bool) -> JudgeNoise {
+        if deterministic {
+            JudgeNoise::None
+        } else {
+            JudgeNoise::Model
+        }
+    }
+}
+
+fn side_tools(
+    side: &SideScore,
+    noise: JudgeNoise,
+) -> std::collections::BTreeMap<String, ToolScore> {
     side.tools
         .iter()
         .map(|(name, t)| {
@@ -29,7 +52,7 @@ fn side_tools(side: &SideScore) -> std::collections::BTreeMap<String, ToolScore>
                 name.clone(),
                 ToolScore {
                     tdqs: t.tdqs,
-                    noisy: t.answer == AnswerSource::Judged,
+                    noisy: noise == JudgeNoise::Model && t.answer == AnswerSource::Judged,
                 },
             )
         })
@@ -37,29 +60,38 @@ fn side_tools(side: &SideScore) -> std::collections::BTreeMap<String, ToolScore>
 }
 
 /// A scored pair as the noise-aware rule reads it.
-pub(crate) fn pair_tools(pair: &Pair) -> PairTools {
+pub(crate) fn pair_tools(pair: &Pair, noise: JudgeNoise) -> PairTools {
     PairTools {
-        base: side_tools(&pair.base),
-        head: side_tools(&pair.head),
-        base_unlisted: unlisted(&pair.base),
-        head_unlisted: unlisted(&pair.head),
+        base: side_tools(&pair.base, noise),
+        head: side_tools(&pair.head, noise),
+        base_unlisted: unlisted(&pair.base, noise),
+        head_unlisted: unlisted(&pair.head, noise),
     }
 }
 
 /// The tools a summarised report left out of a side, as the noise-aware rule counts them.
-fn unlisted(side: &SideScore) -> Unlisted {
+fn unlisted(side: &SideScore, noise: JudgeNoise) -> Unlisted {
     side.omitted
         .as_ref()
         .map(|o| Unlisted {
             count: o.count,
             tenths_sum: o.tdqs_tenths_sum,
-            noisy: o.judged,
+            noisy: if noise == JudgeNoise::Model {
+                o.judged
+            } else {
+                0
+            },
         })
         .unwrap_or_default()
 }
 
 /// Decides from the pairs scored so far, or asks for one more.
-pub fn step(pairs: &[Pair], rule: RuleInUse, confirmation: ConfirmationRule) -> Step {
+pub fn step(
+    pairs: &[Pair],
+    rule: RuleInUse,
+    confirmation: ConfirmationRule,
+    noise: JudgeNoise,
+) -> Step {
     match rule.name {
         DecisionRule::Reference => {
             let means: Vec<PairMeans> = pairs
@@ -80,7 +112,7 @@ pub fn step(pairs: &[Pair], rule: RuleInUse, confirmation: ConfirmationRule) -> 
             }
         }
         DecisionRule::NoiseAware => {
-            let tools: Vec<PairTools> = pairs.iter().map(pair_tools).collect();
+            let tools: Vec<PairTools> = pairs.iter().map(|p| pair_tools(p, noise)).collect();
             match noise::next(
                 &tools,
                 rule.tool_drop.unwrap_or(noise::DEFAULT_GUARD),

@@ -704,8 +704,9 @@ async fn decide_recorded(
     draft.scoring = Some(session.scoring.clone());
     let scorer = &session.scorer;
     let rule: ConfirmationRule = ConfirmationRule::from_pins(&draft.pins);
+    let noise = decision::JudgeNoise::of(!session.scoring.judge.model_judged);
     loop {
-        match decision::step(&draft.pairs, rule_in_use, rule) {
+        match decision::step(&draft.pairs, rule_in_use, rule, noise) {
             decision::Step::Decided {
                 verdict,
                 reason,

@@ -28,7 +28,7 @@ use tdqs_core::spec::signals::ShadowCandidate;
 
 /// The version of the judge's rules; reported as the judge's model. Any change that can move a
 /// score bumps it.
-pub const STATIC_MODEL: &str = "static-rules-v2";
+pub const STATIC_MODEL: &str = "static-rules-v3";
 
 /// The rule-based judge.
 #[derive(Debug, Clone, Copy, Default)]
@@ -273,7 +273,7 @@ fn purpose(f: &ToolFacts, sibling: Option<&str>) -> Dim {
             .find_map(|w| text::verb_base(w))
     });
     let subjects = f.subject_tokens();
-    let missing = rules::unmentioned_subjects(f, None);
+    let missing = rules::unmentioned_subjects(f, &rules::Namespaces::default());
     // Some of the name's subject words mentioned is enough to name the resource.
     let names_resource = missing.is_empty() || missing.len() < subjects.len();
     let vague = matches!(
@@ -335,11 +335,16 @@ fn usage(f: &ToolFacts, sibling: Option<&str>) -> Dim {
         return Dim { score: 1, why: "The description is a restated name or placeholder and gives no usage guidance at all.".to_string() };
     }
     let alternative = f.mentioned_siblings.first().cloned();
-    let (mut score, mut why): (i32, String) = match (&f.cues.usage, &f.cues.contrast, &alternative) {
+    // Guidance that would fit any tool ("Use this for a collection of resources; choose the
+    // corresponding get tool …", pasted into every description) says nothing about this one.
+    let usage_cue = f.cues.usage.as_ref().filter(|_| usage_is_specific(f));
+    let generic_usage = f.cues.usage.as_ref().filter(|_| usage_cue.is_none());
+    let (mut score, mut why): (i32, String) = match (usage_cue, &f.cues.contrast, &alternative) {
         (Some(u), _, Some(alt)) => (5, format!("It says when to use the tool (\"{u}\") and names {} as the alternative.", code(alt))),
         (Some(u), Some(c), None) => (5, format!("It says when to use the tool (\"{u}\") and when not to (\"{c}\").")),
         (Some(u), None, None) => (4, format!("It gives explicit context for calling it (\"{u}\"), but names no alternative or exclusion{}.", sibling.map_or(String::new(), |s| format!(" such as {}", code(s))))),
         (None, Some(c), _) | (None, None, Some(c)) => (4, format!("It marks a boundary (\"{c}\") that tells the model when another tool fits better, though not when to call this one.")),
+        (None, None, None) if generic_usage.is_some() => (3, format!("Its usage sentence (\"{}\") names nothing of this tool, no sibling and no parameter, so it would fit any tool; no sentence says when to call {} in particular.", generic_usage.map_or("", String::as_str), code(&f.name))),
         (None, None, None) => match weak_usage().find(&f.clean) {
             Some(m) => (3, format!("Usage is only implied (\"{}\"); no sentence says when to call it or when to prefer {}.", m.as_str(), sibling.map_or("another tool".to_string(), code))),
             None => match &f.cues.destructive {
@@ -361,6 +366,30 @@ fn usage(f: &ToolFacts, sibling: Option<&str>) -> Dim {
         score: clamp(score),
         why,
     }
+}
+
+/// A sentence that gives usage guidance and names something of this tool: a subject word of
+/// its name, a sibling, or one of its parameters.
+fn usage_is_specific(f: &ToolFacts) -> bool {
+    let subjects = f.subject_tokens();
+    if subjects.is_empty() {
+        // A name with no subject word (`fetch`, `search`) leaves nothing to check against.
+        return true;
+    }
+    f.sentences
+        .iter()
+        .filter(|s| text::usage_cue().is_match(s))
+        .any(|s| {
+            let lower = s.to_lowercase();
+            let words = text::words(s);
+            subjects.iter().any(|t| text::mentions(t, &words))
+                || f.mentioned_siblings
+                    .iter()
+                    .any(|m| facts::contains_identifier(&lower, &m.to_lowercase()))
+                || f.params
+                    .iter()
+                    .any(|p| facts::contains_identifier(&lower, &p.name.to_lowercase()))
+        })
 }
 
 fn behaviour(f: &ToolFacts, contra: Option<&str>) -> Dim {
@@ -495,7 +524,7 @@ fn parameters(f: &ToolFacts) -> Dim {
         && (f.cues.example.is_some()
             || f.clean.to_lowercase().contains("args:")
             || f.word_count() >= 25);
-    let (score, why): (i32, String) = if coverage >= 80 {
+    let (score, why): (i32, String) = if described == n {
         // Full schema coverage is the baseline; the description earns more by adding meaning,
         // and a rich schema counts on top of that.
         let mut s = 3;
@@ -525,7 +554,17 @@ fn parameters(f: &ToolFacts) -> Dim {
         };
         (s, why)
     } else if coverage >= 50 {
-        let s = if desc_adds || rich { 3 } else { 2 };
+        // Every undocumented parameter counts: a tool with one of five parameters undescribed
+        // cannot score what the same tool fully described scores. Only prose that explains each
+        // undocumented parameter makes up for it (a rich schema elsewhere does not).
+        let explained = undocumented
+            .iter()
+            .all(|p| f.mentioned_params.iter().any(|m| m == p));
+        let s = if explained && (desc_adds || rich) {
+            3
+        } else {
+            2
+        };
         (s, format!("Only {described} of {n} parameters are described ({coverage}%); {} lack{} a description{}.", undocumented.iter().map(|p| code(p)).collect::<Vec<_>>().join(", "), if undocumented.len() == 1 { "s" } else { "" }, if s == 3 { ", partly made up by the description" } else { " and the description does not compensate" }))
     } else {
         let covered_in_prose = undocumented

@@ -36,6 +36,11 @@ impl Operation {
         }
     }
 
+    /// The operation a base verb names (see [`text::verb_base`]); ambiguous verbs name none.
+    pub(crate) fn of_word(verb: &str) -> Operation {
+        Operation::of_verb(verb)
+    }
+
     fn of_verb(verb: &str) -> Operation {
         if text::AMBIGUOUS_VERBS.contains(&verb) {
             Operation::Unknown
@@ -142,6 +147,7 @@ pub enum InjectionKind {
     CrossTool,
     Judge,
     Markup,
+    Rewrite,
 }
 
 impl InjectionKind {
@@ -152,6 +158,7 @@ impl InjectionKind {
             InjectionKind::CrossTool => "steers the model to call a tool unconditionally",
             InjectionKind::Judge => "addresses whoever grades the definition",
             InjectionKind::Markup => "imitates a system or priority channel",
+            InjectionKind::Rewrite => "tells the model its earlier instructions have changed",
         }
     }
 }
@@ -237,8 +244,13 @@ pub struct ToolFacts {
 }
 
 impl ToolFacts {
+    /// A description with something of its own: not empty, and not only what a generator adds
+    /// to every tool ("Notion | \nError Responses:\n400: 400").
     pub fn has_description(&self) -> bool {
         !self.description.trim().is_empty()
+            && text::without_generated_boilerplate(&self.description)
+                .chars()
+                .any(char::is_alphabetic)
     }
 
     pub fn word_count(&self) -> usize {
@@ -409,7 +421,11 @@ fn param_facts(name: &str, schema: &Value, required: bool) -> ParamFacts {
     .iter()
     .any(|k| effective.contains_key(*k));
     let is_object = facts.types.iter().any(|t| t == "object");
-    let has_shape = effective.contains_key("properties")
+    // An empty `properties` object declares no shape either.
+    let has_shape = effective
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty())
         || effective.contains_key("patternProperties")
         || effective.contains_key("$ref")
         || effective
@@ -441,16 +457,23 @@ pub(crate) fn is_generated_title(name: &str, title: &str) -> bool {
 
 /// The words of a name (in order) that name its subject: not a leading verb, not a stop or
 /// generic word, not a single letter.
+///
+/// A name that puts its verb last (`imageFetch`, `issue_delete`) has it skipped there instead.
 pub(crate) fn subject_words<'a>(tokens: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let tokens: Vec<&String> = tokens.collect();
+    let verb_first = tokens.first().is_some_and(|t| text::verb_base(t).is_some());
+    let last = tokens.len().saturating_sub(1);
     tokens
+        .iter()
         .enumerate()
         .filter(|(i, t)| {
             !(t.len() < 2
                 || text::is_stop_word(t)
                 || text::GENERIC_NAME_WORDS.contains(&t.as_str())
-                || (*i == 0 && text::verb_base(t).is_some()))
+                || (*i == 0 && verb_first)
+                || (*i == last && *i > 0 && !verb_first && text::verb_base(t).is_some()))
         })
-        .map(|(_, t)| t.clone())
+        .map(|(_, t)| (*t).clone())
         .collect()
 }
 
@@ -555,6 +578,7 @@ fn split_injections(visible: &str) -> (Vec<InjectionHit>, Vec<String>) {
             (InjectionKind::CrossTool, text::cross_tool_cue()),
             (InjectionKind::Judge, text::judge_cue()),
             (InjectionKind::Markup, text::markup_cue()),
+            (InjectionKind::Rewrite, text::rewrite_cue()),
         ];
         let hits: Vec<InjectionKind> = kinds
             .iter()

@@ -16,6 +16,7 @@ pub mod facts;
 pub mod pairs;
 pub mod render;
 pub mod rules;
+pub mod schema_rules;
 pub mod scorecard;
 pub mod text;
 
@@ -31,7 +32,7 @@ pub use scorecard::Scorecard;
 
 /// Version of the rules; any change that can move a finding or a score bumps it, and reports
 /// are comparable only within one version.
-pub(crate) const RULES_VERSION: &str = "tdqs-gate-lint/2";
+pub(crate) const RULES_VERSION: &str = "tdqs-gate-lint/3";
 
 /// The result of linting one side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,7 +89,7 @@ pub fn lint_tools(
         .iter()
         .map(|t| facts::extract_with(t, &side))
         .collect();
-    let namespace = rules::namespace_prefix(&facts);
+    let namespaces = rules::Namespaces::of(&facts);
     let raw = rules::check_all(tools, &facts);
     let findings: Vec<Finding> = raw
         .into_iter()
@@ -101,12 +102,7 @@ pub fn lint_tools(
         .collect();
     let scorecards: Vec<Scorecard> = facts
         .iter()
-        .map(|f| {
-            scorecard::score(
-                f,
-                rules::unmentioned_subjects(f, namespace.as_deref()).len(),
-            )
-        })
+        .map(|f| scorecard::score(f, rules::unmentioned_subjects(f, &namespaces).len()))
         .collect();
     let disabled = config
         .levels

@@ -22,7 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::facts::ToolFacts;
-use super::rules::{name_key, Code, Finding};
+use super::rules::{name_key, Code, Finding, Namespaces};
 use super::text;
 
 /// A word held by more tools than this is common vocabulary: it does not make two tools
@@ -67,15 +67,53 @@ fn ticks(names: &[&str], max: usize) -> String {
     shown.join(", ")
 }
 
-/// The content words of the sentences that are not boilerplate.
+/// The content words of the sentences that are not boilerplate: neither a repeated note
+/// (`TDQS-D013`) nor a short segment repeated in [`GROUP_MIN`] or more descriptions.
 fn own_words(f: &ToolFacts, boilerplate: &BTreeSet<String>) -> BTreeSet<String> {
-    let kept: Vec<&str> = f
-        .sentences
-        .iter()
-        .filter(|s| !boilerplate.contains(&text::bare(s)))
-        .map(String::as_str)
-        .collect();
-    text::content_words(&kept.join(" "))
+    let all = segments(&f.description);
+    let kept: Vec<&String> = all.iter().filter(|s| !boilerplate.contains(*s)).collect();
+    if kept.is_empty() {
+        // A description made only of repeated text is compared as it is: three tools sharing
+        // one description are near-identical, not boilerplate with nothing of their own.
+        return text::content_words(&all.join(" "));
+    }
+    text::content_words(
+        &kept
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// A description cut into the pieces generated text repeats: sentences, lines and
+/// `|`-separated parts, each in its bare form. "Notion | Retrieve a block … Error Responses:
+/// 400: 400" repeats "notion" and "error responses 400 400" in every tool, though no piece is the
+/// six-word sentence a repeated note needs.
+fn segments(description: &str) -> Vec<String> {
+    description
+        .split(['\n', '|'])
+        .flat_map(text::sentences)
+        .map(|s| text::bare(&s))
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Pieces of description ([`segments`]) that three or more tools repeat: set aside before two
+/// tools are compared, whatever their length.
+pub(crate) fn repeated_segments(facts: &[ToolFacts]) -> BTreeSet<String> {
+    let mut owners: HashMap<String, usize> = HashMap::new();
+    for f in facts {
+        let mine: BTreeSet<String> = segments(&f.description).into_iter().collect();
+        for s in mine {
+            *owners.entry(s).or_default() += 1;
+        }
+    }
+    owners
+        .into_iter()
+        .filter(|(_, n)| *n >= GROUP_MIN)
+        .map(|(s, _)| s)
+        .collect()
 }
 
 struct UnionFind(Vec<usize>);
@@ -186,15 +224,140 @@ fn candidate_pairs_with(
 
 /// True when the two names share a subject word (the same resource): tools about different
 /// resources do not compete, however alike their wording.
-fn share_subject(a: &ToolFacts, b: &ToolFacts) -> bool {
-    let sa: BTreeSet<String> = super::facts::subject_words(a.name_tokens.iter())
-        .iter()
-        .map(|t| text::singular(t))
-        .collect();
-    super::facts::subject_words(b.name_tokens.iter())
-        .iter()
-        .any(|t| sa.contains(&text::singular(t)))
+///
+/// A namespace prefix (`git_` of `git_status` and `git_log`) is the server's name, not a
+/// resource, so it is not a shared subject.
+fn share_subject(a: &ToolFacts, b: &ToolFacts, namespaces: &Namespaces) -> bool {
+    let subjects = |f: &ToolFacts| -> BTreeSet<String> {
+        super::facts::subject_words(namespaces.strip(&f.name_tokens).iter())
+            .iter()
+            .map(|t| text::singular(t))
+            .collect()
+    };
+    let sa = subjects(a);
+    subjects(b).iter().any(|t| sa.contains(t))
 }
+
+/// The pair says when to use which: a sentence of one description names the other tool with
+/// a word of guidance ("for a single request use `browser_network_request`", "to delete it,
+/// use …"). Such a pair is neither near-identical nor an unguided overlap.
+fn says_which(a: &ToolFacts, b: &ToolFacts) -> bool {
+    fn names_with_guidance(from: &ToolFacts, other: &str) -> bool {
+        from.mentioned_siblings.iter().any(|m| m == other)
+            && from.sentences.iter().any(|s| {
+                let lower = s.to_lowercase();
+                super::facts::contains_identifier(&lower, &other.to_lowercase())
+                    && guidance_word().is_match(&lower)
+            })
+    }
+    names_with_guidance(a, &b.name) || names_with_guidance(b, &a.name)
+}
+
+fn guidance_word() -> &'static regex::Regex {
+    static CELL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    CELL.get_or_init(|| {
+        match regex::Regex::new(r"\b(use|call|prefer|instead|rather|when|for|only|single|one|multiple|many|several|batch|bulk|see|vs|versus|unlike|whereas|otherwise)\b") {
+            Ok(re) => re,
+            Err(err) => unreachable!("built-in pattern does not compile: {err}"),
+        }
+    })
+}
+
+/// Names that differ only in number (`play_pipeline_job` / `play_pipeline_jobs`), where the
+/// plural one's description says it handles many ("multiple", "all", "in bulk"): the model can
+/// tell one from many.
+fn number_sets_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
+    if name_key(&a.name) != name_key(&b.name) || a.name_tokens == b.name_tokens {
+        return false;
+    }
+    let plural_of = |x: &ToolFacts, y: &ToolFacts| {
+        x.name_tokens.len() == y.name_tokens.len()
+            && x.name_tokens
+                .iter()
+                .zip(&y.name_tokens)
+                .any(|(p, q)| p != q && text::singular(p) == *q)
+    };
+    let plural = if plural_of(a, b) {
+        a
+    } else if plural_of(b, a) {
+        b
+    } else {
+        return false;
+    };
+    text::plurality_cue().is_match(&plural.clean)
+}
+
+/// One description speaks of everything ("across all projects") and the other of one thing
+/// ("within a specific project"): the scope tells the tools apart, though the words are shared.
+fn scope_sets_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
+    fn cue(
+        cell: &'static std::sync::OnceLock<regex::Regex>,
+        source: &str,
+    ) -> &'static regex::Regex {
+        cell.get_or_init(|| match regex::Regex::new(source) {
+            Ok(re) => re,
+            Err(err) => unreachable!("built-in pattern does not compile: {err}"),
+        })
+    }
+    static MANY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static ONE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let many = cue(
+        &MANY,
+        r"(?i)\b(across (all|every|multiple)|in all|all (the )?\w+s\b|multiple|in bulk|batch)",
+    );
+    let one = cue(
+        &ONE,
+        r"(?i)\b(a specific|a single|one specific|within (a|one|the given)|a given|by (its )?id\b)",
+    );
+    (many.is_match(&a.clean) && one.is_match(&b.clean) && !one.is_match(&a.clean))
+        || (many.is_match(&b.clean) && one.is_match(&a.clean) && !one.is_match(&b.clean))
+}
+
+/// The share of ordered word pairs two descriptions have in common: "Convert an address into
+/// coordinates" and "Convert coordinates into an address" share every word but no pair, so
+/// they say different things.
+fn bigram_similarity(a: &ToolFacts, b: &ToolFacts, set_aside: &BTreeSet<String>) -> f64 {
+    let pairs = |f: &ToolFacts| -> BTreeSet<(String, String)> {
+        let kept: Vec<String> = segments(&f.description)
+            .into_iter()
+            .filter(|s| !set_aside.contains(s))
+            .collect();
+        let words: Vec<String> = text::words(&kept.join(" "))
+            .into_iter()
+            .filter(|w| !text::is_stop_word(w))
+            .map(|w| text::singular(&w))
+            .collect();
+        words
+            .windows(2)
+            .map(|w| (w[0].clone(), w[1].clone()))
+            .collect()
+    };
+    let (pa, pb) = (pairs(a), pairs(b));
+    let union = pa.union(&pb).count();
+    if union == 0 {
+        return 1.0;
+    }
+    pa.intersection(&pb).count() as f64 / union as f64
+}
+
+/// Tools whose names open with verbs of different kinds (list / create / delete) and whose
+/// annotations say so (read-only against not, destructive against not): the verb and the hints
+/// tell them apart even when the rest of the text is one template.
+fn verb_and_hints_set_apart(a: &ToolFacts, b: &ToolFacts) -> bool {
+    use super::facts::Operation;
+    let known = |o: Operation| o != Operation::Unknown;
+    let differ = |x: Option<bool>, y: Option<bool>| {
+        (x.is_some() || y.is_some()) && x.unwrap_or(false) != y.unwrap_or(false)
+    };
+    known(a.operation)
+        && known(b.operation)
+        && a.operation != b.operation
+        && (differ(a.annotations.read_only, b.annotations.read_only)
+            || differ(a.annotations.destructive, b.annotations.destructive))
+}
+
+/// The `TDQS-N001` findings with the tool each is reported on, and the pairs they name.
+type SameNames = (Vec<(usize, Finding)>, BTreeSet<(usize, usize)>);
 
 /// A near-identical pair that no name word sets apart: the two tools and their similarity.
 type Near = (usize, usize, f64);
@@ -206,20 +369,31 @@ type Overlap = (usize, usize, f64, Option<String>);
 ///
 /// The findings come in a fixed order — names, near-identical groups, pairs, then the overflow
 /// summaries — because the report lists them in the order they are pushed.
-pub fn pair_findings(facts: &[ToolFacts], boilerplate: &BTreeSet<String>) -> Vec<(usize, Finding)> {
+pub fn pair_findings(
+    facts: &[ToolFacts],
+    boilerplate: &BTreeSet<String>,
+    namespaces: &Namespaces,
+) -> Vec<(usize, Finding)> {
     let n = facts.len();
-    let mut out = same_name_findings(facts);
+    let (mut out, named_pairs) = same_name_findings(facts);
 
-    let words = description_words(facts, boilerplate);
+    let mut set_aside = repeated_segments(facts);
+    set_aside.extend(boilerplate.iter().cloned());
+    let words = description_words(facts, &set_aside);
     let df = document_frequency(&words);
     let candidates = candidate_pairs_with(&words, &df);
 
     let mut uf = UnionFind((0..n).collect());
     join_templates(&words, &df, &mut uf);
-    let (near, overlaps) = judge_candidates(facts, &words, &candidates, &mut uf);
+    let (near, overlaps) =
+        judge_candidates(facts, &words, &candidates, &mut uf, namespaces, &set_aside);
 
     let in_group = group_findings(facts, &words, &mut uf, &mut out);
-    let pairs = ranked_pairs(near, overlaps, &in_group);
+    // A pair already reported for its names is not reported again for its descriptions.
+    let pairs: Vec<RankedPair> = ranked_pairs(near, overlaps, &in_group)
+        .into_iter()
+        .filter(|p| !named_pairs.contains(&(p.0, p.1)))
+        .collect();
     capped_pair_findings(facts, pairs, &mut out);
     out
 }
@@ -232,8 +406,13 @@ fn comparable(words: &[BTreeSet<String>], i: usize) -> bool {
 
 /// `TDQS-N001`: tools whose names reduce to the same words, grouped by that key — one finding
 /// per group of [`GROUP_MIN`] or more, else one per pair (or per duplicate name).
-fn same_name_findings(facts: &[ToolFacts]) -> Vec<(usize, Finding)> {
+///
+/// Two names that differ only in number are not reported when the pair says which is which
+/// (one names the other with guidance, or the plural says it handles many). Returns the pairs
+/// reported, so the description rules do not report them again.
+fn same_name_findings(facts: &[ToolFacts]) -> SameNames {
     let mut out: Vec<(usize, Finding)> = Vec::new();
+    let mut named: BTreeSet<(usize, usize)> = BTreeSet::new();
     let mut by_key: BTreeMap<Vec<String>, Vec<usize>> = BTreeMap::new();
     for (i, f) in facts.iter().enumerate() {
         let key = name_key(&f.name);
@@ -270,9 +449,14 @@ fn same_name_findings(facts: &[ToolFacts]) -> Vec<(usize, Finding)> {
             ));
             continue;
         }
-        out.push((first, same_name_pair_finding(key, a, &facts[members[1]])));
+        let b = &facts[members[1]];
+        if a.name != b.name && (says_which(a, b) || number_sets_apart(a, b)) {
+            continue;
+        }
+        named.insert((first, members[1]));
+        out.push((first, same_name_pair_finding(key, a, b)));
     }
-    out
+    (out, named)
 }
 
 /// The `TDQS-N001` finding for exactly two tools sharing a name key: a duplicate listing reads
@@ -358,6 +542,8 @@ fn judge_candidates(
     words: &[BTreeSet<String>],
     candidates: &BTreeSet<(usize, usize)>,
     uf: &mut UnionFind,
+    namespaces: &Namespaces,
+    set_aside: &BTreeSet<String>,
 ) -> (Vec<Near>, Vec<Overlap>) {
     let mut near: Vec<Near> = Vec::new();
     let mut overlaps: Vec<Overlap> = Vec::new();
@@ -367,14 +553,28 @@ fn judge_candidates(
         }
         let (a, b) = (&facts[i], &facts[j]);
         let sim = text::jaccard(&words[i], &words[j]);
-        if sim < OVERLAP {
+        if sim < OVERLAP || says_which(a, b) {
             continue;
         }
         let guided =
             a.mentioned_siblings.contains(&b.name) || b.mentioned_siblings.contains(&a.name);
         if sim >= NEAR_IDENTICAL {
             let apart = name_sets_apart(a, b, &words[i], &words[j], true)
-                .or_else(|| name_sets_apart(b, a, &words[j], &words[i], true));
+                .or_else(|| name_sets_apart(b, a, &words[j], &words[i], true))
+                .or_else(|| number_sets_apart(a, b).then(|| "one or many".to_string()))
+                .or_else(|| scope_sets_apart(a, b).then(|| "all or one".to_string()))
+                .or_else(|| {
+                    (bigram_similarity(a, b, set_aside) < 0.5)
+                        .then(|| "the order of their words".to_string())
+                })
+                .or_else(|| {
+                    verb_and_hints_set_apart(a, b)
+                        .then(|| "the verb and the annotations".to_string())
+                });
+            if verb_and_hints_set_apart(a, b) {
+                // Different operations, declared differently: not confusable by their text.
+                continue;
+            }
             if apart.is_none() {
                 near.push((i, j, sim));
                 uf.union(i, j);
@@ -384,7 +584,8 @@ fn judge_candidates(
                 overlaps.push((i, j, sim, apart));
             }
         } else if !guided
-            && share_subject(a, b)
+            && !verb_and_hints_set_apart(a, b)
+            && share_subject(a, b, namespaces)
             && name_sets_apart(a, b, &words[i], &words[j], false).is_none()
             && name_sets_apart(b, a, &words[j], &words[i], false).is_none()
         {
@@ -524,6 +725,7 @@ fn pair_finding(
         make(Code::D005, &a.name, format!("`{}` and `{}` share {pct:.0}% of their meaningful words.", a.name, b.name), format!("Rewrite one of `{}` and `{}` around what only it handles; if they do the same thing, drop one.", a.name, b.name), vec![b.name.clone()])
     } else {
         let why = match apart {
+            Some(word) if word.contains(' ') => format!("share {pct:.0}% of their words; only {word} tells them apart, and neither says which to prefer"),
             Some(word) => format!("share {pct:.0}% of their words; only \"{word}\" tells them apart, and neither says which to prefer"),
             None => format!("overlap ({pct:.0}% shared words) and neither says which to prefer"),
         };
@@ -537,5 +739,174 @@ fn pair_finding(
             ),
             vec![b.name.clone()],
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use crate::lint::rules::Code;
+    use crate::lint::{lint_tools, LintConfig};
+
+    fn codes_between(tools: &[Value], a: &str, b: &str) -> Vec<Code> {
+        lint_tools(None, None, tools, &LintConfig::default())
+            .findings
+            .into_iter()
+            .filter(|f| matches!(f.code, Code::N001 | Code::D005 | Code::D006))
+            .filter(|f| {
+                let tool = f.tool.as_deref().unwrap_or_default();
+                (tool == a && f.related.iter().any(|r| r == b))
+                    || (tool == b && f.related.iter().any(|r| r == a))
+            })
+            .map(|f| f.code)
+            .collect()
+    }
+
+    fn tool(name: &str, description: &str, annotations: Value) -> Value {
+        json!({"name": name, "description": description,
+            "inputSchema": {"type": "object", "properties": {}}, "annotations": annotations})
+    }
+
+    #[test]
+    fn a_singular_plural_pair_that_says_which_is_which_is_not_a_duplicate() {
+        let tools = vec![
+            tool("browser_network_request", "Returns the details of one network request made by the page, headers and body included. To see multiple requests at once use browser_network_requests.", json!({"readOnlyHint": true})),
+            tool("browser_network_requests", "Returns all network requests made by the page since it loaded, with their headers and body. For one request in full use browser_network_request.", json!({"readOnlyHint": true})),
+            tool("browser_click", "Click an element of the current page.", json!({})),
+        ];
+        let codes = codes_between(
+            &tools,
+            "browser_network_request",
+            "browser_network_requests",
+        );
+        assert!(codes.is_empty(), "{codes:?}");
+        // Without guidance the same names are still one finding.
+        let bare = vec![
+            tool(
+                "get_issue",
+                "Returns the issue data for the given project and number.",
+                json!({}),
+            ),
+            tool(
+                "get_issues",
+                "Returns the issue data for the given project and number.",
+                json!({}),
+            ),
+        ];
+        assert_eq!(
+            codes_between(&bare, "get_issue", "get_issues"),
+            vec![Code::N001]
+        );
+    }
+
+    #[test]
+    fn a_pair_is_reported_under_one_code_only() {
+        let tools = vec![
+            tool(
+                "play_pipeline_job",
+                "Run a manual pipeline job of a project and wait until it starts running.",
+                json!({}),
+            ),
+            tool(
+                "play_pipeline_jobs",
+                "Run a manual pipeline job of a project and wait until it starts running.",
+                json!({}),
+            ),
+        ];
+        assert_eq!(
+            codes_between(&tools, "play_pipeline_job", "play_pipeline_jobs").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn list_create_delete_with_their_own_verbs_and_hints_are_not_confusable() {
+        let text = |verb: &str| {
+            format!("{verb} the pipeline triggers of a project. Triggers run pipelines of the project for a branch or a tag on request.")
+        };
+        let tools = vec![
+            tool(
+                "list_pipeline_triggers",
+                &text("List"),
+                json!({"readOnlyHint": true}),
+            ),
+            tool(
+                "create_pipeline_trigger",
+                &text("Create"),
+                json!({"readOnlyHint": false, "destructiveHint": false}),
+            ),
+            tool(
+                "delete_pipeline_trigger",
+                &text("Delete"),
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+            ),
+        ];
+        let report = lint_tools(None, None, &tools, &LintConfig::default());
+        let pairs: Vec<String> = report
+            .findings
+            .iter()
+            .filter(|f| matches!(f.code, Code::D005 | Code::D006))
+            .map(|f| f.message.clone())
+            .collect();
+        assert!(pairs.is_empty(), "{pairs:#?}");
+    }
+
+    #[test]
+    fn short_generated_boilerplate_does_not_make_tools_alike() {
+        let notion = |summary: &str| {
+            format!("Notion | {summary}\nError Responses:\n400: 400\n401: 401\n404: 404")
+        };
+        let tools = vec![
+            tool(
+                "API-retrieve-a-block",
+                &notion("Retrieve a block"),
+                json!({}),
+            ),
+            tool("API-update-a-block", &notion("Update a block"), json!({})),
+            tool("API-retrieve-a-page", &notion("Retrieve a page"), json!({})),
+            tool(
+                "API-post-search",
+                &notion("Search pages by title"),
+                json!({}),
+            ),
+        ];
+        let report = lint_tools(None, None, &tools, &LintConfig::default());
+        let d005: Vec<String> = report
+            .findings
+            .iter()
+            .filter(|f| f.code == Code::D005)
+            .map(|f| f.message.clone())
+            .collect();
+        assert!(d005.is_empty(), "{d005:#?}");
+    }
+
+    #[test]
+    fn a_namespace_prefix_is_not_a_shared_subject() {
+        let tools = vec![
+            tool(
+                "git_status",
+                "Shows the working tree status of the repository at the given path.",
+                json!({"readOnlyHint": true}),
+            ),
+            tool(
+                "git_log",
+                "Shows the commit log of the repository at the given path.",
+                json!({"readOnlyHint": true}),
+            ),
+            tool(
+                "git_diff",
+                "Shows the changes of the repository at the given path.",
+                json!({"readOnlyHint": true}),
+            ),
+        ];
+        for (a, b) in [
+            ("git_status", "git_log"),
+            ("git_status", "git_diff"),
+            ("git_log", "git_diff"),
+        ] {
+            let codes = codes_between(&tools, a, b);
+            assert!(!codes.contains(&Code::D006), "{a}/{b}: {codes:?}");
+        }
     }
 }

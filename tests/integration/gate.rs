@@ -1366,7 +1366,7 @@ fn blocked_static() -> (Setup, Run) {
 /// medians, reason, causes) recomputed so the report is self-consistent.
 fn forge_pass(report: &Value) -> Value {
     use tdqs_core::report::Report;
-    use tdqs_gate::gate::decision::{step, Step};
+    use tdqs_gate::gate::decision::{step, JudgeNoise, Step};
     let pins = tdqs_gate::spec::load_pins(Some(&harness::standin_pins())).unwrap();
     let weights = pins.weights();
     let mut r: Report = serde_json::from_value(report.clone()).unwrap();
@@ -1385,7 +1385,7 @@ fn forge_pass(report: &Value) -> Value {
     // Decided again by the rule the report names, as --check does.
     let rule_in_use = r.decision_rule.expect("the report names its rule");
     let confirmation = tdqs_core::decide::ConfirmationRule::from_pins(&pins);
-    let first_pair_only = step(&r.pairs[..1], rule_in_use, confirmation);
+    let first_pair_only = step(&r.pairs[..1], rule_in_use, confirmation, JudgeNoise::Model);
     if first_pair_only != Step::ScoreMore {
         r.pairs.truncate(1);
     }
@@ -1394,7 +1394,7 @@ fn forge_pass(report: &Value) -> Value {
         reason,
         medians,
         assessment,
-    } = step(&r.pairs, rule_in_use, confirmation)
+    } = step(&r.pairs, rule_in_use, confirmation, JudgeNoise::Model)
     else {
         panic!("the forged pairs do not decide")
     };

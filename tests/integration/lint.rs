@@ -565,7 +565,7 @@ fn static_judge_answers_in_the_tdqs_shape_with_its_mode() {
     let judge = StaticJudge::new();
     let info = judge.info();
     assert_eq!(info.mode, "static");
-    assert_eq!(info.model, "static-rules-v2");
+    assert_eq!(info.model, "static-rules-v3");
     assert!(!info.model_judged);
     assert!(!judge.needs_prompts());
 

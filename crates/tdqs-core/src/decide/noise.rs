@@ -266,8 +266,19 @@ pub fn next_with(
         mean_side_variance(pairs, base_of, params) + mean_side_variance(pairs, head_of, params);
     let rounded_base = round1_frac(base_median);
     let rounded_head = round1_frac(head_median);
-    let mean_blocks =
-        dropped && rounded_head < rounded_base && beyond_noise(delta, mean_variance, params);
+    // With no noise in the run (a deterministic judge, or every changed tool hard-gated), the
+    // exact mean decides: a fall that rounding hides is still a fall the rules measured.
+    let exact = !pairs.iter().any(|p| {
+        p.base.values().chain(p.head.values()).any(|t| t.noisy)
+            || p.base_unlisted.noisy > 0
+            || p.head_unlisted.noisy > 0
+    });
+    let mean_blocks = dropped
+        && if exact {
+            delta < Frac::from_integer(0)
+        } else {
+            rounded_head < rounded_base && beyond_noise(delta, mean_variance, params)
+        };
 
     let fallen_tools = fallen_tools(first, pairs, dropped, guard, params);
     let assessment = Assessment {
@@ -285,6 +296,7 @@ pub fn next_with(
     });
     let (verdict, reason) = verdict_and_reason(
         &assessment,
+        exact,
         mean_blocks,
         dropped,
         required,
@@ -390,6 +402,7 @@ fn fallen_tools(
 /// or the first pair did not drop, or it dropped within the judge's noise.
 fn verdict_and_reason(
     assessment: &Assessment,
+    exact: bool,
     mean_blocks: bool,
     dropped: bool,
     required: usize,
@@ -413,7 +426,22 @@ fn verdict_and_reason(
         .iter()
         .map(|t| format!("`{}` {} → {}", t.tool, t.base, t.head))
         .collect();
-    if mean_blocks {
+    if mean_blocks && exact {
+        let tools = if named.is_empty() {
+            String::new()
+        } else {
+            format!("; tools that fell by {guard} or more: {}", named.join(", "))
+        };
+        (
+            Verdict::Block,
+            format!(
+                "The mean TDQS fell: no answer in this run carries judge noise (a deterministic \
+                 judge, or only hard-gated changes), so the exact mean decides; it fell by {:.3} \
+                 (rounded {rounded_base} → {rounded_head}){tools}.",
+                -assessment.mean_delta,
+            ),
+        )
+    } else if mean_blocks {
         let tools = if named.is_empty() {
             String::new()
         } else {

@@ -22,9 +22,10 @@
 //! measured over the required subtree of `inputSchema`:
 //!
 //! - A schema without a non-empty `properties` object at its top scores 0, 0, 0.
-//! - The top object is level 1. A required property whose value is an object (`type` object or
-//!   a type array holding it, `properties`, or `required`) is one level deeper; so is the object
-//!   schema in an array's `items`. A required object counts once itself and again for each of
+//! - The top object is level 1. A required property whose value is an object with declared
+//!   properties (a non-empty `properties`) is one level deeper; so is such an object schema in an
+//!   array's `items`. An object that declares no properties (`{"type": "object"}`, a free map) is
+//!   a leaf, as the reference implementation (`tdqs` 0.1.0, `_has_properties`) counts it. A required object counts once itself and again for each of
 //!   its own required properties. Every entry of a `required` array counts, also one the object
 //!   does not describe.
 //! - `allOf` branches describe the same instance: their required fields add up. `oneOf` /
@@ -269,7 +270,7 @@ impl<'a> Walk<'a> {
         if let Some(pointer) = schema.get("$ref").and_then(Value::as_str) {
             return self.reference(pointer, Role::Value, level, path);
         }
-        if is_object_schema(schema) {
+        if has_properties(schema) {
             // Past the cap the property still counts (its holder counted it); its inside does not.
             if level >= MAX_SCHEMA_DEPTH {
                 return Tally::leaf(level);
@@ -404,11 +405,14 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// Whether `schema` describes an object (and so sits one level below its holder).
-fn is_object_schema(schema: &Value) -> bool {
-    declares_type(schema, "object")
-        || schema.get("properties").is_some_and(Value::is_object)
-        || schema.get("required").is_some_and(Value::is_array)
+/// Whether `schema` is an object level of its own (and so sits one level below its holder): it
+/// declares at least one property. An object without properties is a value the agent fills
+/// freely, not a level it constructs.
+fn has_properties(schema: &Value) -> bool {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|properties| !properties.is_empty())
 }
 
 /// A `{"type": "null"}` branch: the nullable idiom, nothing to construct.
@@ -831,6 +835,25 @@ mod tests {
         let expected: u64 = (0..=8).map(|k| 8u64.pow(k)).sum::<u64>() + 8u64.pow(8);
         assert_eq!((fields, depth), (expected, 10));
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn an_object_parameter_without_properties_adds_no_level() {
+        // The reference counts a property-less object as a leaf: one required field, depth 1.
+        for free in [
+            json!({"type": "object"}),
+            json!({"type": "object", "properties": {}}),
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+        ] {
+            let schema =
+                json!({"type": "object", "properties": {"config": free}, "required": ["config"]});
+            let (fields, depth, choices, cost_value) = cost(schema);
+            assert_eq!((fields, depth, choices, cost_value), (1, 1, 0, 1));
+        }
+        // An object with properties is still a level of its own.
+        let nested = json!({"type": "object", "properties": {"config": {"type": "object",
+            "properties": {"name": {"type": "string"}}, "required": ["name"]}}, "required": ["config"]});
+        assert_eq!(cost(nested), (2, 2, 0, 4));
     }
 
     #[test]
