@@ -98,7 +98,7 @@ fn issue_16_item_6_careful_server_ranks_above_careless_in_synthetic_mode() {
         "careful {c_hit}/{c_of} must rank above careless {l_hit}/{l_of}"
     );
     // The figures, pinned so a change to the heuristic is seen (docs/eval.md quotes them).
-    assert_eq!((c_hit, l_hit), (11, 6));
+    assert_eq!((c_hit, l_hit), (15, 10));
     assert!(
         careful["health"]["health"].as_u64() > careless["health"]["health"].as_u64(),
         "health: {} vs {}",
@@ -125,12 +125,12 @@ fn issue_16_item_3_text_output_shows_mode_figures_and_capture_lines() {
     assert!(text.starts_with("mode: synthetic: "), "{text}");
     assert!(text.trim_end().ends_with("mode: synthetic"), "{text}");
     for needle in [
-        "Selection accuracy     33%  6/18",
+        "Selection accuracy     56%  10/18",
         "  positives",
         "  siblings",
         "Abstention",
         "Argument validity",
-        "captures 100 % of the requests meant for create_issue (1/1).",
+        "edit_issue captures 100 % of the requests meant for exportIssues (1/1).",
         "Health (toolgauge-style)",
         "  lint ",
         "  selection ",
@@ -147,14 +147,14 @@ fn issue_16_item_3_min_accuracy_fails_like_a_lint_threshold() {
     let low = eval(
         dir.path(),
         "careless",
-        &["--mode", "synthetic", "--min-accuracy", "50"],
+        &["--mode", "synthetic", "--min-accuracy", "60"],
     );
     assert_eq!(low.status.code(), Some(1), "below the threshold: exit 1");
-    assert!(String::from_utf8_lossy(&low.stderr).contains("below --min-accuracy 50"));
+    assert!(String::from_utf8_lossy(&low.stderr).contains("below --min-accuracy 60"));
     let ok = eval(
         dir.path(),
         "careful",
-        &["--mode", "synthetic", "--min-accuracy", "50"],
+        &["--mode", "synthetic", "--min-accuracy", "60"],
     );
     assert_eq!(ok.status.code(), Some(0));
     let bad = eval(
