@@ -14,6 +14,10 @@
 //! weighs a term by its inverse document frequency over the tool set — a word every tool uses
 //! sets none apart.
 //!
+//! **Siblings' names.** A description's mention of another tool of the set ("use `delete_issue`
+//! instead") is about that tool: the mention is blanked before the words are counted, or a careful
+//! description would lend its sibling's words to itself.
+//!
 //! **Name coverage.** The words of a tool's name the request does not cover weaken it: the score
 //! keeps [`NAME_UNCOVERED`] and earns the rest in proportion to the name words covered.
 //!
@@ -242,19 +246,55 @@ fn variants(schema: &Value) -> Vec<&Value> {
     out
 }
 
-fn index_tool(tool: &Value) -> IndexedTool {
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// `text` with every whole-word mention of another tool's name blanked: "to close it for good, use
+/// `delete_issue` instead" is about `delete_issue`, and its words must not count for this tool.
+/// Longest names first, so `git_diff_staged` goes before `git_diff` can cut into it.
+fn without_names(text: &str, others: &[&str]) -> String {
+    let mut out = text.to_string();
+    for name in others {
+        if name.is_empty() {
+            continue;
+        }
+        let mut result = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        let mut prev: Option<char> = None;
+        while let Some(at) = rest.find(name) {
+            let before = rest[..at].chars().next_back().or(prev);
+            let after = rest[at + name.len()..].chars().next();
+            result.push_str(&rest[..at]);
+            if before.is_some_and(is_word_char) || after.is_some_and(is_word_char) {
+                result.push_str(name);
+            } else {
+                result.push(' ');
+            }
+            prev = name.chars().next_back();
+            rest = &rest[at + name.len()..];
+        }
+        result.push_str(rest);
+        out = result;
+    }
+    out
+}
+
+fn index_tool(tool: &Value, all_names: &[&str]) -> IndexedTool {
     let name = tool
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    let mut others: Vec<&str> = all_names.iter().copied().filter(|n| *n != name).collect();
+    others.sort_by_key(|n| std::cmp::Reverse(n.len()));
     let mut fields: [Vec<String>; FIELDS] = Default::default();
     fields[NAME] = name_terms(&name);
     if let Some(title) = tool.get("title").and_then(Value::as_str) {
         fields[NAME].extend(terms(title));
     }
     if let Some(d) = tool.get("description").and_then(Value::as_str) {
-        fields[DESCRIPTION] = terms(d);
+        fields[DESCRIPTION] = terms(&without_names(d, &others));
     }
     let schema = tool.get("inputSchema");
     let required: Vec<&str> = schema
@@ -273,7 +313,7 @@ fn index_tool(tool: &Value) -> IndexedTool {
             let mut prefix = None;
             for v in variants(pschema) {
                 if let Some(d) = v.get("description").and_then(Value::as_str) {
-                    fields[PARAM_DOC].extend(terms(d));
+                    fields[PARAM_DOC].extend(terms(&without_names(d, &others)));
                 }
                 if let Some(values) = v.get("enum").and_then(Value::as_array) {
                     for e in values.iter().filter_map(Value::as_str) {
@@ -329,7 +369,11 @@ fn raw_tokens(request: &str) -> Vec<String> {
 
 impl ToolIndex {
     pub fn new(tools: &[Value]) -> Self {
-        let tools: Vec<IndexedTool> = tools.iter().map(index_tool).collect();
+        let names: Vec<&str> = tools
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .collect();
+        let tools: Vec<IndexedTool> = tools.iter().map(|t| index_tool(t, &names)).collect();
         let mut avg_len = [0.0; FIELDS];
         if !tools.is_empty() {
             for (f, avg) in avg_len.iter_mut().enumerate() {
@@ -508,6 +552,25 @@ mod tests {
             json!({"name": "other", "description": "Something else."}),
         ]);
         assert_eq!(named.rank("archive it")[0].name, "archive");
+    }
+
+    #[test]
+    fn a_sibling_named_in_a_description_lends_it_no_words() {
+        assert_eq!(
+            without_names("to erase it, use delete_issue instead", &["delete_issue"]),
+            "to erase it, use   instead"
+        );
+        // Whole names only: a longer identifier that contains the name stays.
+        assert_eq!(
+            without_names("see delete_issues or xdelete_issue", &["delete_issue"]),
+            "see delete_issues or xdelete_issue"
+        );
+        let index = ToolIndex::new(&[
+            json!({"name": "close_issue", "description": "Close an issue. To remove it for good, use delete_issue instead."}),
+            json!({"name": "delete_issue", "description": "Erase an issue permanently."}),
+            json!({"name": "other", "description": "Something else."}),
+        ]);
+        assert_eq!(index.rank("delete issue 4")[0].name, "delete_issue");
     }
 
     #[test]
