@@ -106,6 +106,15 @@ fn issue_16_item_6_careful_server_ranks_above_careless_in_synthetic_mode() {
         careless["health"]
     );
     assert!(careful["composite"]["total"].as_u64() > careless["composite"]["total"].as_u64());
+    // Distinguishability no longer rewards requests that reach no tool: the careless server,
+    // whose tools the requests miss, is below the careful one on that part too.
+    let distinct = |run: &Value| run["composite"]["parts"][1].as_f64().unwrap();
+    assert!(
+        distinct(&careful) > distinct(&careless),
+        "distinguishability: careful {} vs careless {}",
+        distinct(&careful),
+        distinct(&careless)
+    );
     // Synthetic generates no arguments: nothing is counted as valid or invalid.
     assert_eq!(ratio(&careful, "argumentValidity"), (0, 0));
     // Deterministic: the same run twice gives the same bytes.
