@@ -254,9 +254,17 @@ fn is_word_char(c: char) -> bool {
 /// `delete_issue` instead" is about `delete_issue`, and its words must not count for this tool.
 /// Longest names first, so `git_diff_staged` goes before `git_diff` can cut into it.
 fn without_names(text: &str, others: &[&str]) -> String {
+    // Most names are not mentioned: a name made of word characters is looked up among the
+    // text's words, any other name searched for, before the text is copied.
+    let words: std::collections::BTreeSet<&str> = text.split(|c| !is_word_char(c)).collect();
     let mut out = text.to_string();
     for name in others {
-        if name.is_empty() {
+        let mentioned = if name.chars().all(is_word_char) {
+            words.contains(name)
+        } else {
+            out.contains(name)
+        };
+        if name.is_empty() || !mentioned {
             continue;
         }
         let mut result = String::with_capacity(out.len());
