@@ -35,7 +35,7 @@ pub enum Command {
     /// Lint tool definitions offline: findings with stable codes and a 0–100 scorecard.
     Lint(LintArgs),
     /// Measure where requests go: run the committed selection cases (tdqs-eval.toml) against the
-    /// server's tools, with a model (live-model) or the word-overlap heuristic (synthetic).
+    /// server's tools, with a model (live-model) or the deterministic lexical ranking (synthetic).
     Eval(EvalArgs),
     /// Install a git pre-push hook that runs the gate against the upstream branch.
     InstallHook(HookArgs),
@@ -429,7 +429,7 @@ pub struct HookArgs {
 pub enum EvalModeArg {
     /// A language model through the judge (`--judge claude-code|anthropic|openai`).
     LiveModel,
-    /// The deterministic word-overlap heuristic: no model, an estimate of ambiguity.
+    /// The deterministic lexical ranking (BM25F): no model, an estimate of ambiguity.
     Synthetic,
 }
 

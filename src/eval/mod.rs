@@ -1,7 +1,7 @@
 //! The selection eval (`tdqs-gate eval`, and the gate's opt-in selection check): a committed
 //! suite of requests, each sent with the side's tool definitions exactly as exported to a
-//! selector — a model through one of the judges (`live_model`), or the deterministic word-overlap
-//! heuristic (`synthetic`) — and the figures of where the requests went.
+//! selector — a model through one of the judges (`live_model`), or the deterministic lexical
+//! ranking (`synthetic`) — and the figures of where the requests went.
 //!
 //! The pure parts (cases, answers, metrics, scores, the exact test) are `tdqs_core::eval`. This
 //! module reads the case file ([`suite`]), checks generated arguments against the schemas
@@ -29,7 +29,7 @@ use tdqs_core::eval::case::{Choice, Suite};
 use tdqs_core::eval::metrics::{compute, CaseResult};
 use tdqs_core::eval::prompt::{cache_key, selection_system, selection_user, tool_set_digest};
 use tdqs_core::eval::result::EvalRun;
-use tdqs_core::eval::scores::{composite, health};
+use tdqs_core::eval::scores::{composite, distinguishability, health};
 use tdqs_core::eval::synthetic::{SyntheticSelector, SYNTHETIC_MODEL};
 use tdqs_core::eval::Mode;
 use tdqs_core::export::Export;
@@ -298,17 +298,9 @@ fn composite_parts(lint: &LintReport, m: &tdqs_core::eval::metrics::Metrics) -> 
         .iter()
         .filter(|f| matches!(f.code, Code::N001 | Code::D005 | Code::D006))
         .count();
-    let static_part = (100.0 - 10.0 * pair_findings as f64).max(0.0);
-    let captured: usize = m.captures.iter().map(|c| c.count).sum();
-    let behavioural =
-        (m.selection.of > 0).then(|| 100.0 * (1.0 - captured as f64 / m.selection.of as f64));
-    let distinguishability = Some(match behavioural {
-        Some(b) => (static_part + b) / 2.0,
-        None => static_part,
-    });
     [
         pct(&m.all_cases),
-        distinguishability,
+        Some(distinguishability(pair_findings, &m.selection)),
         mean(&|c| {
             f64::from(c.purpose + c.when_to_use + c.return_value + c.examples) * 100.0 / 65.0
         }),

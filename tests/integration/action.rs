@@ -2069,17 +2069,16 @@ fn the_eval_input_runs_the_selection_check() {
         serde_json::from_str(&read(&dir.join("tool-definition-score.json"))).unwrap();
     let check = &report["eval"];
     assert_eq!(check["mode"], "synthetic", "{report:#}");
-    // 7 cases fell and 1 rose: p = 0.07, a fall the suite is too small to call significant,
-    // so the check does not block (the TDQS fall does).
+    // 8 cases fell and none rose: p = 0.008, a significant fall, so the check blocks too.
     assert_eq!(
         (
             check["test"]["worse"].as_u64(),
             check["test"]["better"].as_u64()
         ),
-        (Some(7), Some(1)),
+        (Some(8), Some(0)),
         "{check:#}"
     );
-    assert_eq!(check["blocks"], false, "{check:#}");
+    assert_eq!(check["blocks"], true, "{check:#}");
     assert!(
         check["headSelection"]["hit"].as_u64() < check["baseSelection"]["hit"].as_u64(),
         "{check:#}"
@@ -2090,7 +2089,7 @@ fn the_eval_input_runs_the_selection_check() {
         run.summary
     );
     assert!(read(&dir.join("tool-definition-score.html"))
-        .contains("<div class=\"selection-check\" data-mode=\"synthetic\" data-blocks=\"false\">"));
+        .contains("<div class=\"selection-check\" data-mode=\"synthetic\" data-blocks=\"true\">"));
 
     // Without the input, the same run has no selection check.
     let workspace = fixtures.clone("worse");

@@ -98,7 +98,7 @@ fn careful_server_ranks_above_careless_in_synthetic_mode() {
         "careful {c_hit}/{c_of} must rank above careless {l_hit}/{l_of}"
     );
     // The figures, pinned so a change to the heuristic is seen (docs/eval.md quotes them).
-    assert_eq!((c_hit, l_hit), (11, 6));
+    assert_eq!((c_hit, l_hit), (16, 10));
     assert!(
         careful["health"]["health"].as_u64() > careless["health"]["health"].as_u64(),
         "health: {} vs {}",
@@ -106,6 +106,15 @@ fn careful_server_ranks_above_careless_in_synthetic_mode() {
         careless["health"]
     );
     assert!(careful["composite"]["total"].as_u64() > careless["composite"]["total"].as_u64());
+    // Distinguishability no longer rewards requests that reach no tool: the careless server,
+    // whose tools the requests miss, is below the careful one on that part too.
+    let distinct = |run: &Value| run["composite"]["parts"][1].as_f64().unwrap();
+    assert!(
+        distinct(&careful) > distinct(&careless),
+        "distinguishability: careful {} vs careless {}",
+        distinct(&careful),
+        distinct(&careless)
+    );
     // Synthetic generates no arguments: nothing is counted as valid or invalid.
     assert_eq!(ratio(&careful, "argumentValidity"), (0, 0));
     // Deterministic: the same run twice gives the same bytes.
@@ -125,12 +134,12 @@ fn text_output_shows_mode_figures_and_capture_lines() {
     assert!(text.starts_with("mode: synthetic: "), "{text}");
     assert!(text.trim_end().ends_with("mode: synthetic"), "{text}");
     for needle in [
-        "Selection accuracy     33%  6/18",
+        "Selection accuracy     56%  10/18",
         "  positives",
         "  siblings",
         "Abstention",
         "Argument validity",
-        "captures 100 % of the requests meant for create_issue (1/1).",
+        "edit_issue captures 100 % of the requests meant for exportIssues (1/1).",
         "Health (toolgauge-style)",
         "  lint ",
         "  selection ",
@@ -147,14 +156,14 @@ fn min_accuracy_fails_like_a_lint_threshold() {
     let low = eval(
         dir.path(),
         "careless",
-        &["--mode", "synthetic", "--min-accuracy", "50"],
+        &["--mode", "synthetic", "--min-accuracy", "60"],
     );
     assert_eq!(low.status.code(), Some(1), "below the threshold: exit 1");
-    assert!(String::from_utf8_lossy(&low.stderr).contains("below --min-accuracy 50"));
+    assert!(String::from_utf8_lossy(&low.stderr).contains("below --min-accuracy 60"));
     let ok = eval(
         dir.path(),
         "careful",
-        &["--mode", "synthetic", "--min-accuracy", "50"],
+        &["--mode", "synthetic", "--min-accuracy", "60"],
     );
     assert_eq!(ok.status.code(), Some(0));
     let bad = eval(

@@ -410,7 +410,7 @@ fn set(names: &[&str]) -> std::collections::BTreeSet<String> {
 }
 
 #[test]
-fn eval_json_keys_are_schema_version_1() {
+fn eval_json_keys_are_those_of_schema_version_2() {
     let docs =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/eval.md"))
             .unwrap();
@@ -476,7 +476,7 @@ fn eval_json_keys_are_schema_version_1() {
         "composite",
     ]);
     for (what, run) in [("live", &live), ("synthetic", &synthetic)] {
-        assert_eq!(run["schemaVersion"], 1, "{what}");
+        assert_eq!(run["schemaVersion"], 2, "{what}");
         // serverName and serverVersion are optional; everything else is always there.
         let got = keys(run);
         let mut required = top.clone();

@@ -30,7 +30,7 @@ impl Ratio {
         (self.of > 0).then(|| self.hit as f64 / self.of as f64)
     }
 
-    /// Whole percent, rounded half up, with the counts: `92% 37/40`, or `–  0/0`.
+    /// Whole percent with the counts: `92% 37/40`, or `–  0/0`.
     pub fn render(&self) -> String {
         match self.percent() {
             Some(p) => format!("{p:>3}%  {}/{}", self.hit, self.of),
@@ -38,10 +38,19 @@ impl Ratio {
         }
     }
 
-    /// Whole percent, rounded half up in integers.
+    /// Whole percent, rounded as the peers round it ([`peer_percent`]): 37/40 is 92 %.
     pub fn percent(&self) -> Option<u64> {
-        (self.of > 0).then(|| (self.hit as u64 * 200 + self.of as u64) / (2 * self.of as u64))
+        peer_percent(self.hit, self.of)
     }
+}
+
+/// Whole percent of `hit` out of `of`, rounded exactly as mcp-toolgauge rounds its rates
+/// (`round(correct / total * 100)` in Python, `mcp_toolgauge/model/eval.py` and `health.py`):
+/// the share in binary floating point, times 100, then a half to the even neighbour. So 37/40
+/// (92.5) shows 92 % here as it does there, where rounding half up would show 93 %; and 23/40,
+/// whose product is 57.49999999999999 in floating point, shows 57 in both. `None` for `0/0`.
+pub fn peer_percent(hit: usize, of: usize) -> Option<u64> {
+    (of > 0).then(|| (hit as f64 / of as f64 * 100.0).round_ties_even() as u64)
 }
 
 /// What happened to one case.
@@ -270,5 +279,28 @@ mod tests {
         );
         assert_eq!(m.selection.render(), " 40%  2/5");
         assert_eq!(Ratio::default().percent(), None);
+    }
+
+    #[test]
+    fn percentages_round_as_the_peers_round() {
+        // (hit, of, what Python's round(hit / of * 100) gives)
+        for (hit, of, python) in [
+            (37, 40, 92),   // 92.5: half to even, where half up gives 93
+            (3, 8, 38),     // 37.5: half to even, up this time
+            (1, 8, 12),     // 12.5
+            (1, 40, 2),     // 2.5
+            (23, 40, 57),   // 57.49999999999999 in floating point: down, as in Python
+            (109, 200, 55), // 54.50000000000001 in floating point: up, as in Python
+            (1, 3, 33),
+            (2, 3, 67),
+            (0, 5, 0),
+            (5, 5, 100),
+            (6, 18, 33),
+            (11, 18, 61),
+        ] {
+            assert_eq!(peer_percent(hit, of), Some(python), "{hit}/{of}");
+        }
+        assert_eq!(peer_percent(0, 0), None);
+        assert_eq!(Ratio { hit: 37, of: 40 }.render(), " 92%  37/40");
     }
 }

@@ -3,8 +3,9 @@
 //! TDQS says how a definition reads; this module measures where requests go. Everything here is
 //! pure: the cases and their validation ([`case`]), the selecting model's answer ([`answer`]),
 //! the prompt it is shown and the cache key of an answer ([`prompt`]), the deterministic
-//! `synthetic` selector ([`synthetic`]), the metrics ([`metrics`]), the composite and health
-//! scores ([`scores`]) and the exact paired test the gate uses ([`stats`]).
+//! `synthetic` selector ([`synthetic`], ranking with [`lexical`] and [`stem`]), the metrics
+//! ([`metrics`]), the composite and health scores ([`scores`]) and the exact paired test the
+//! gate uses ([`stats`]).
 //!
 //! The engine (`tdqs-gate`'s `eval` module) reads the case file, exports the server, asks the
 //! judge or runs the synthetic selector, checks arguments against the schemas, and caches.
@@ -13,12 +14,14 @@ pub mod answer;
 pub mod case;
 pub mod compare;
 pub mod draft;
+pub mod lexical;
 pub mod metrics;
 mod page;
 pub mod prompt;
 pub mod result;
 pub mod scores;
 pub mod stats;
+pub mod stem;
 pub mod synthetic;
 
 use serde::{Deserialize, Serialize};
@@ -29,8 +32,8 @@ use serde::{Deserialize, Serialize};
 pub enum Mode {
     /// A language model selected, through one of the judges, at temperature 0.
     LiveModel,
-    /// The deterministic word-overlap heuristic selected: an estimate of ambiguity, not of model
-    /// accuracy.
+    /// The deterministic lexical ranking selected (BM25F over the definitions, no model): an
+    /// estimate of ambiguity, not of model accuracy.
     Synthetic,
 }
 
@@ -49,7 +52,7 @@ impl Mode {
                 "live_model: a language model selected; figures hold for this model and these settings"
             }
             Mode::Synthetic => {
-                "synthetic: a word-overlap heuristic selected, no model; an estimate of ambiguity, not of model accuracy"
+                "synthetic: a lexical ranking of the definitions selected (BM25F), no model; an estimate of ambiguity, not of model accuracy"
             }
         }
     }

@@ -45,7 +45,9 @@ pub struct EvalRun {
 
 /// The version of the `eval --json` document ([`EvalDocument`]), documented in docs/eval.md.
 /// Raised when a key is removed or renamed or its meaning changes; adding a key keeps it.
-pub const EVAL_SCHEMA_VERSION: u32 = 1;
+/// 2: the composite's distinguishability counts requests that reached no tool against it, and
+/// the health score's percentages round as mcp-toolgauge rounds them (half to even).
+pub const EVAL_SCHEMA_VERSION: u32 = 2;
 
 /// What `tdqs-gate eval --json` prints: the run's keys after `schemaVersion`.
 #[derive(Debug, Serialize)]

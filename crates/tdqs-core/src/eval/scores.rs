@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::metrics::{peer_percent, Ratio};
+
 /// The composite's weights, in percent, as ToolChoice publishes them.
 pub const COMPOSITE_WEIGHTS: [(&str, u32); 6] = [
     ("selection accuracy", 35),
@@ -73,6 +75,23 @@ impl Composite {
     }
 }
 
+/// The composite's distinguishability part, 0–100: the mean of a static part, `100 − 10 ×` the
+/// pair findings of lint (near-duplicate names, overlapping descriptions), and a behavioural part,
+/// `100 ×` the share of positive and sibling requests that reached the tool meant for them.
+///
+/// The behavioural part reads the confusion matrix with its "(nothing)" column: a request meant
+/// for a tool that went to another tool was confused, and one that went to no tool was not told
+/// apart either — a definition nothing reaches is not distinct, it is unseen. Counting only the
+/// requests another tool captured rewarded a server whose tools match nothing (every request
+/// `NO_TOOL`, no capture, full marks). With no positive or sibling case, the static part alone.
+pub fn distinguishability(pair_findings: usize, selection: &Ratio) -> f64 {
+    let static_part = (100.0 - 10.0 * pair_findings as f64).max(0.0);
+    match selection.share() {
+        Some(reached) => (static_part + 100.0 * reached) / 2.0,
+        None => static_part,
+    }
+}
+
 /// The toolgauge-style health score and its two halves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -87,14 +106,15 @@ pub struct Health {
     pub health: Option<u32>,
 }
 
+/// The health score, rounded as mcp-toolgauge rounds it (`mcp_toolgauge/health.py`): the
+/// selection half is [`peer_percent`], the total `round(0.5·lint + 0.5·selection)` with a half to
+/// the even neighbour — so 37/40 with a clean lint is 92 and 96, as the peer shows it.
 pub fn health(errors: usize, warnings: usize, selection_hit: usize, selection_of: usize) -> Health {
     let penalty = 10 * errors as i64 + 3 * warnings as i64;
     let lint_score = (100 - penalty).clamp(0, 100) as u32;
-    let selection_score = (selection_of > 0).then(|| {
-        ((selection_hit as u64 * 200 + selection_of as u64) / (2 * selection_of as u64)) as u32
-    });
-    // round(0.5·a + 0.5·b), halves up, in integers.
-    let health = selection_score.map(|s| (lint_score + s).div_ceil(2));
+    let selection_score = peer_percent(selection_hit, selection_of).map(|p| p as u32);
+    let health = selection_score
+        .map(|s| (0.5 * f64::from(lint_score) + 0.5 * f64::from(s)).round_ties_even() as u32);
     Health {
         lint_errors: errors,
         lint_warnings: warnings,
@@ -152,11 +172,28 @@ mod tests {
     }
 
     #[test]
+    fn distinguishability_gives_no_credit_to_requests_that_reach_nothing() {
+        // A server whose tools match nothing: 18 requests, none reached, none captured.
+        let nothing = distinguishability(0, &Ratio { hit: 0, of: 18 });
+        // A server that routes most requests right, with one lint pair finding.
+        let routed = distinguishability(1, &Ratio { hit: 15, of: 18 });
+        assert_eq!(nothing, 50.0);
+        assert!(routed > nothing, "{routed} vs {nothing}");
+        assert_eq!(distinguishability(0, &Ratio { hit: 18, of: 18 }), 100.0);
+        assert_eq!(distinguishability(12, &Ratio::default()), 0.0);
+        assert_eq!(distinguishability(2, &Ratio::default()), 80.0);
+    }
+
+    #[test]
     fn health_is_the_mean_of_its_halves() {
+        // mcp-toolgauge's README: "Health 96 / 100, lint 100, selection 92% 37 of 40".
         let h = health(0, 0, 37, 40);
         assert_eq!(h.lint_score, 100);
-        assert_eq!(h.selection_score, Some(93));
-        assert_eq!(h.health, Some(97));
+        assert_eq!(h.selection_score, Some(92));
+        assert_eq!(h.health, Some(96));
+        // A half of the total goes to the even neighbour too: round(96.5) = 96, round(97.5) = 98.
+        assert_eq!(health(0, 0, 93, 100).health, Some(96));
+        assert_eq!(health(0, 0, 95, 100).health, Some(98));
         let h = health(2, 5, 1, 2);
         assert_eq!(h.lint_score, 65);
         assert_eq!(h.selection_score, Some(50));

@@ -69,7 +69,7 @@ pub(super) fn selection_check(check: &SelectionCheck) -> Block {
             Attrs::class("note"),
             vec![words(
                 "No model selected: these figures estimate how ambiguous the definitions are \
-                 to a word-overlap reader; they are not any model's accuracy.",
+                 to a lexical ranking; they are not any model's accuracy.",
             )],
         ));
     }
