@@ -574,7 +574,6 @@ mod tests {
             &["calibrate", "c.json", "--badge", "b.json"],
             &["check", "r.json", "--runs", "3"],
             &["check", "r.json", "--report-dir", "out"],
-            &["check", "r.json", "--decision-rule", "reference"],
             &["check", "r.json", "--eval", "synthetic"],
             &["check", "r.json", "--full-report"],
         ] {

@@ -1,5 +1,5 @@
 //! One eval run as reported: the mode and who selected, the cases, the figures, the cost, and
-//! the two roll-ups with their parts. Rendered as text by [`super::page`]; the engine writes it as
+//! the two roll-ups with their parts. Rendered as text by `eval::page`; the engine writes it as
 //! JSON.
 
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 //!
 //! Verdict first, then what fell and why, then both sides' scores. It is the job summary in CI and
 //! the body of the sticky pull-request comment. It is built as a [`doc`] page ([`page`]) and
-//! printed by the Markdown backend; the HTML page shares its sections ([`super::sections`]).
+//! printed by the Markdown backend; the HTML page shares its sections (`report::sections`).
 
 use crate::eval::case::Choice;
 use crate::eval::compare::SelectionCheck;

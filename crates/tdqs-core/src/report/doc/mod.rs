@@ -1,6 +1,6 @@
 //! The document model every page is built as: neutral data (headings, paragraphs, tables,
 //! lists, folded details, code and diff blocks, charts, inline spans), printed by one backend
-//! per markup ([`markdown`], [`html`], [`text`]).
+//! per markup ([`markdown`], [`html`], [`text`](mod@text)).
 //!
 //! Why: the pages (the Markdown summary, the HTML page, the calibration page, the text reports)
 //! say the same things about the same report. Built as data once, a fact is worded in one place
