@@ -1,0 +1,406 @@
+//! Source locations: where in a side's tree each tool (and each described parameter) of an
+//! export is defined, found by its literal texts, never guessed.
+//!
+//! A running server only tells us its definitions; a maintainer (and code scanning) needs the
+//! line. The texts the server listed are in the source as literals: the description as a string,
+//! a docstring or a doc comment, the name as a `name` value, the first argument of a
+//! `registerTool`/`NewTool` call or a decorated function's name. Whitespace is normalised before
+//! comparing (docstrings are dedented, YAML folded, multi-line strings rewrapped).
+//!
+//! Confidence: the whole description found as one literal is `high`; only the name (or only the
+//! description's first sentence) is `medium`. Several equally good places, or none, give
+//! "not located" with the reason.
+
+pub mod literals;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::export::Export;
+pub use literals::{Lang, Literal, Role};
+
+/// One file of the tree, read by the caller.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path relative to the tree's root, with `/` separators.
+    pub path: String,
+    pub text: String,
+}
+
+/// A place in the tree: 1-based line and column (in Unicode code points).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// The whole description was found as one literal.
+    High,
+    /// Only the name (as a defining occurrence), or only the first sentence, was found.
+    Medium,
+}
+
+/// What was matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Matched {
+    Description,
+    FirstSentence,
+    Name,
+}
+
+/// Where one tool or parameter is defined, or why it was not located.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Place {
+    Located {
+        at: Span,
+        confidence: Confidence,
+        matched: Matched,
+    },
+    NotLocated {
+        reason: String,
+    },
+}
+
+impl Place {
+    pub fn span(&self) -> Option<&Span> {
+        match self {
+            Place::Located { at, .. } => Some(at),
+            Place::NotLocated { .. } => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParameterLocation {
+    pub parameter: String,
+    pub place: Place,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolLocation {
+    pub tool: String,
+    /// The description when it was found, else the name.
+    pub place: Place,
+    /// Where the name is defined, when found (may differ from `place`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_at: Option<Span>,
+    /// Parameters with a description, in schema order.
+    pub parameters: Vec<ParameterLocation>,
+}
+
+/// The locations of one export's tools in one tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Locations {
+    pub tools: Vec<ToolLocation>,
+    /// Source files read.
+    pub files_read: usize,
+}
+
+impl Locations {
+    pub fn tool(&self, name: &str) -> Option<&ToolLocation> {
+        self.tools.iter().find(|t| t.tool == name)
+    }
+
+    /// Where a finding about this tool (and parameter) belongs: the parameter's place when it
+    /// was located, else the tool's.
+    pub fn span_for(&self, tool: &str, parameter: Option<&str>) -> Option<&Span> {
+        let t = self.tool(tool)?;
+        parameter
+            .and_then(|p| t.parameters.iter().find(|q| q.parameter == p))
+            .and_then(|q| q.place.span())
+            .or_else(|| t.place.span())
+    }
+}
+
+/// Collapses every run of whitespace to one space and trims: a docstring, a rewrapped string
+/// and a folded YAML scalar compare equal to the text the server lists.
+pub fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The first sentence of a normalised text (up to `. `, `! ` or `? `), when shorter than it.
+fn first_sentence(text: &str) -> Option<&str> {
+    let end = text
+        .match_indices(". ")
+        .chain(text.match_indices("! "))
+        .chain(text.match_indices("? "))
+        .map(|(k, _)| k + 1)
+        .min()?;
+    Some(&text[..end])
+}
+
+/// Test code and fixtures quote definitions too; a place outside them is preferred.
+fn is_test_path(path: &str) -> bool {
+    path.split('/').any(|part| {
+        let p = part.to_ascii_lowercase();
+        p == "test" || p == "tests" || p == "__tests__" || p == "spec" || p == "testdata"
+    }) || {
+        let file = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+        file.starts_with("test_") || file.contains(".test.") || file.contains(".spec.") || file.ends_with("_test.go")
+    }
+}
+
+struct Indexed {
+    path: String,
+    lits: Vec<(Literal, String)>,
+}
+
+struct Candidate<'a> {
+    file: &'a Indexed,
+    lit: &'a Literal,
+}
+
+impl Candidate<'_> {
+    fn span(&self) -> Span {
+        Span {
+            path: self.file.path.clone(),
+            line: self.lit.line,
+            column: self.lit.column,
+        }
+    }
+}
+
+/// Picks the one best candidate: in a file that also defines `anchor_name` (nearest to it), not
+/// in test code. `None` with the count when two are equally good.
+fn pick<'a>(
+    cands: Vec<Candidate<'a>>,
+    near: &dyn Fn(&Candidate<'a>) -> Option<u32>,
+) -> Result<Option<Candidate<'a>>, usize> {
+    if cands.is_empty() {
+        return Ok(None);
+    }
+    let key = |c: &Candidate<'a>| {
+        let distance = near(c);
+        (distance.is_none(), is_test_path(&c.file.path), distance.unwrap_or(u32::MAX))
+    };
+    let mut keyed: Vec<_> = cands.into_iter().map(|c| (key(&c), c)).collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    if keyed.len() > 1 && keyed[0].0 == keyed[1].0 {
+        let ties = keyed.iter().filter(|k| k.0 == keyed[0].0).count();
+        return Err(ties);
+    }
+    Ok(keyed.into_iter().next().map(|(_, c)| c))
+}
+
+fn described_parameters(tool: &Value) -> Vec<(String, String)> {
+    let Some(props) = tool
+        .get("inputSchema")
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .filter_map(|(name, schema)| {
+            let d = schema.get("description")?.as_str()?;
+            let d = normalise(d);
+            (!d.is_empty()).then(|| (name.clone(), d))
+        })
+        .collect()
+}
+
+/// Finds each tool of `export` in `files`. Pure: the caller reads the tree.
+pub fn locate_in(files: &[SourceFile], export: &Export) -> Locations {
+    locate_tools(files, &export.tools)
+}
+
+/// Finds each tool of a plain tool list in `files`.
+pub fn locate_tools(files: &[SourceFile], tools: &[Value]) -> Locations {
+    let index: Vec<Indexed> = files
+        .iter()
+        .filter_map(|f| {
+            let lang = Lang::of_path(&f.path)?;
+            let lits = literals::literals(&f.text, lang)
+                .into_iter()
+                .map(|l| {
+                    let n = normalise(&l.value);
+                    (l, n)
+                })
+                .collect();
+            Some(Indexed { path: f.path.clone(), lits })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for tool in tools {
+        let name = crate::digest::tool_name(tool).to_string();
+        let description = tool
+            .get("description")
+            .and_then(Value::as_str)
+            .map(normalise)
+            .unwrap_or_default();
+        out.push(locate_one(&index, &name, &description, &described_parameters(tool)));
+    }
+    Locations {
+        tools: out,
+        files_read: index.len(),
+    }
+}
+
+fn locate_one(
+    index: &[Indexed],
+    name: &str,
+    description: &str,
+    params: &[(String, String)],
+) -> ToolLocation {
+    // Defining occurrences of the name.
+    let names: Vec<Candidate> = index
+        .iter()
+        .flat_map(|f| {
+            f.lits
+                .iter()
+                .filter(|(l, n)| l.role != Role::Text && n == name)
+                .map(move |(l, _)| Candidate { file: f, lit: l })
+        })
+        .collect();
+    let name_lines = |path: &str| -> Vec<u32> {
+        names
+            .iter()
+            .filter(|c| c.file.path == path)
+            .map(|c| c.lit.line)
+            .collect()
+    };
+    let near_name = |c: &Candidate| -> Option<u32> {
+        name_lines(&c.file.path)
+            .into_iter()
+            .map(|l| l.abs_diff(c.lit.line))
+            .min()
+    };
+    let by_text = |pred: &dyn Fn(&Literal, &str) -> bool| -> Vec<Candidate> {
+        index
+            .iter()
+            .flat_map(|f| {
+                f.lits
+                    .iter()
+                    .filter(|(l, n)| l.role == Role::Text && pred(l, n))
+                    .map(move |(l, _)| Candidate { file: f, lit: l })
+            })
+            .collect()
+    };
+
+    let mut reasons = Vec::new();
+    let mut place = None;
+    if !description.is_empty() {
+        let whole = by_text(&|l, n| l.exact && n == description);
+        match pick(whole, &near_name) {
+            Ok(Some(c)) => {
+                place = Some(Place::Located {
+                    at: c.span(),
+                    confidence: Confidence::High,
+                    matched: Matched::Description,
+                })
+            }
+            Ok(None) => reasons.push("the description is not one literal in the tree".to_string()),
+            Err(n) => reasons.push(format!(
+                "the description appears in {n} equally likely places"
+            )),
+        }
+        if place.is_none() {
+            // A description assembled from pieces (substitutions, a docstring with more text):
+            // its first sentence begins one literal, in a file that defines the name.
+            if let Some(first) = first_sentence(description).filter(|s| s.len() >= 20) {
+                let partial = by_text(&|_, n| n.starts_with(first));
+                let partial: Vec<Candidate> = partial.into_iter().filter(|c| near_name(c).is_some()).collect();
+                match pick(partial, &near_name) {
+                    Ok(Some(c)) => {
+                        place = Some(Place::Located {
+                            at: c.span(),
+                            confidence: Confidence::Medium,
+                            matched: Matched::FirstSentence,
+                        })
+                    }
+                    Ok(None) => {}
+                    Err(n) => reasons.push(format!(
+                        "its first sentence appears in {n} equally likely places"
+                    )),
+                }
+            }
+        }
+    } else {
+        reasons.push("the tool has no description".to_string());
+    }
+    let name_pick = pick(
+        names
+            .iter()
+            .map(|c| Candidate { file: c.file, lit: c.lit })
+            .collect(),
+        &|_| Some(0),
+    );
+    let name_at = match (&place, &name_pick) {
+        // The name nearest the description, when there is one in its file.
+        (Some(Place::Located { at, .. }), _) => names
+            .iter()
+            .filter(|c| c.file.path == at.path)
+            .min_by_key(|c| c.lit.line.abs_diff(at.line))
+            .map(Candidate::span),
+        (None, Ok(Some(c))) => Some(c.span()),
+        _ => None,
+    };
+    if place.is_none() {
+        match name_pick {
+            Ok(Some(c)) => {
+                place = Some(Place::Located {
+                    at: c.span(),
+                    confidence: Confidence::Medium,
+                    matched: Matched::Name,
+                })
+            }
+            Ok(None) => reasons.push(format!(
+                "the name `{name}` is not defined by a literal (a `name` value, a tool call's first argument or a decorated function)"
+            )),
+            Err(n) => reasons.push(format!("the name `{name}` is defined in {n} equally likely places")),
+        }
+    }
+    let place = place.unwrap_or_else(|| Place::NotLocated {
+        reason: reasons.join("; "),
+    });
+
+    let anchor = place.span().cloned();
+    let parameters = params
+        .iter()
+        .map(|(pname, pdesc)| {
+            let cands = by_text(&|l, n| l.exact && n == pdesc);
+            let near_tool = |c: &Candidate| -> Option<u32> {
+                let a = anchor.as_ref()?;
+                (a.path == c.file.path).then(|| {
+                    // After the tool's own place first (definitions follow the name).
+                    if c.lit.line >= a.line {
+                        c.lit.line - a.line
+                    } else {
+                        (a.line - c.lit.line).saturating_mul(4)
+                    }
+                })
+            };
+            let place = match pick(cands, &near_tool) {
+                Ok(Some(c)) => Place::Located {
+                    at: c.span(),
+                    confidence: Confidence::High,
+                    matched: Matched::Description,
+                },
+                Ok(None) => Place::NotLocated {
+                    reason: "the parameter's description is not one literal in the tree".to_string(),
+                },
+                Err(n) => Place::NotLocated {
+                    reason: format!("the parameter's description appears in {n} equally likely places"),
+                },
+            };
+            ParameterLocation {
+                parameter: pname.clone(),
+                place,
+            }
+        })
+        .collect();
+    ToolLocation {
+        tool: name.to_string(),
+        place,
+        name_at,
+        parameters,
+    }
+}
