@@ -508,8 +508,8 @@ fn code_literals(text: &str, lang: Lang) -> Vec<Literal> {
                 }
                 continue;
             }
-            (Lang::Rust, '\'', _) => {
-                // A char literal ('a', '\n', '"') or a lifetime ('a).
+            (Lang::Rust | Lang::Go, '\'', _) => {
+                // A char or rune literal ('a', '\n', '"') or a Rust lifetime ('a).
                 if lx.peek(1) == Some('\\') {
                     lx.bump();
                     lx.bump();
@@ -620,6 +620,7 @@ fn decorated_functions(text: &str, lang: Lang) -> Vec<Literal> {
                 && !a.ends_with(':')
                 && !a.ends_with(';')
                 && !a.ends_with('}')
+                && !a.ends_with('{')
                 && !a.starts_with("def ")
                 && !a.starts_with("fn ");
             if is_marker {

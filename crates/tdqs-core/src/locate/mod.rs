@@ -101,6 +101,9 @@ pub struct Locations {
     pub tools: Vec<ToolLocation>,
     /// Source files read.
     pub files_read: usize,
+    /// True when the walk stopped at its file bound before reading the whole tree.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 impl Locations {
@@ -241,6 +244,7 @@ pub fn locate_tools(files: &[SourceFile], tools: &[Value]) -> Locations {
     Locations {
         tools: out,
         files_read: index.len(),
+        truncated: false,
     }
 }
 
