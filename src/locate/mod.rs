@@ -66,7 +66,9 @@ pub fn read_tree(root: &Path, limits: WalkLimits) -> Result<Tree, Error> {
             "the source tree {} is not a folder",
             root.display()
         ))
-        .with_advice("give --source the folder that holds the server's code (the repository root)"));
+        .with_advice(
+            "give --source the folder that holds the server's code (the repository root)",
+        ));
     }
     let mut tree = Tree::default();
     let mut stack = vec![(root.to_path_buf(), String::new())];
@@ -82,7 +84,9 @@ pub fn read_tree(root: &Path, limits: WalkLimits) -> Result<Tree, Error> {
                 continue;
             };
             // file_type() does not follow links: a link is neither a dir nor a file here.
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             let path = if rel.is_empty() {
                 name.clone()
             } else {

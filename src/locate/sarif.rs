@@ -21,7 +21,11 @@ pub fn physical_location(
 }
 
 /// How sure the location is (`high`, `medium`), for a result's properties.
-pub fn confidence(locations: &Locations, tool: &str, parameter: Option<&str>) -> Option<&'static str> {
+pub fn confidence(
+    locations: &Locations,
+    tool: &str,
+    parameter: Option<&str>,
+) -> Option<&'static str> {
     let t = locations.tool(tool)?;
     let place = parameter
         .and_then(|p| t.parameters.iter().find(|q| q.parameter == p))
@@ -29,8 +33,14 @@ pub fn confidence(locations: &Locations, tool: &str, parameter: Option<&str>) ->
         .filter(|p| p.span().is_some())
         .unwrap_or(&t.place);
     match place {
-        Place::Located { confidence: Confidence::High, .. } => Some("high"),
-        Place::Located { confidence: Confidence::Medium, .. } => Some("medium"),
+        Place::Located {
+            confidence: Confidence::High,
+            ..
+        } => Some("high"),
+        Place::Located {
+            confidence: Confidence::Medium,
+            ..
+        } => Some("medium"),
         Place::NotLocated { .. } => None,
     }
 }

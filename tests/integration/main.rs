@@ -28,5 +28,6 @@ mod real_servers;
 mod revision;
 mod security;
 mod security_r2;
+mod source_locations;
 mod spec;
 mod support;

@@ -233,7 +233,8 @@ fn string_piece(lx: &mut Lexer, lang: Lang) -> Option<(String, bool)> {
                     && ["r", "b", "u", "f", "rb", "br", "fr", "rf"].contains(&prefix.as_str())
             }
             Lang::Rust => {
-                matches!(next, Some('"' | '#')) && ["r", "br", "b", "c", "cr"].contains(&prefix.as_str())
+                matches!(next, Some('"' | '#'))
+                    && ["r", "br", "b", "c", "cr"].contains(&prefix.as_str())
                     && (next == Some('"') || prefix.contains('r'))
             }
             _ => false,
@@ -377,7 +378,9 @@ fn skip_trivia(lx: &mut Lexer, lang: Lang) {
                 lx.bump();
             }
             Some('#') if lang == Lang::Python => lx.skip_line(),
-            Some('/') if lang != Lang::Python && lx.peek(1) == Some('/') && lx.peek(2) != Some('/') => {
+            Some('/')
+                if lang != Lang::Python && lx.peek(1) == Some('/') && lx.peek(2) != Some('/') =>
+            {
                 lx.skip_line()
             }
             Some('/') if lang != Lang::Python && lx.peek(1) == Some('*') => {
@@ -428,7 +431,12 @@ fn code_literals(text: &str, lang: Lang) -> Vec<Literal> {
     let mut doc: Option<Literal> = None;
     while let Some(c) = lx.peek(0) {
         // Rust doc comments are descriptions (rmcp reads them when no description is given).
-        if lang == Lang::Rust && c == '/' && lx.peek(1) == Some('/') && lx.peek(2) == Some('/') && lx.peek(3) != Some('/') {
+        if lang == Lang::Rust
+            && c == '/'
+            && lx.peek(1) == Some('/')
+            && lx.peek(2) == Some('/')
+            && lx.peek(3) != Some('/')
+        {
             let (line, column) = (lx.line, lx.col);
             for _ in 0..3 {
                 lx.bump();
@@ -453,7 +461,13 @@ fn code_literals(text: &str, lang: Lang) -> Vec<Literal> {
                     if let Some(d) = doc.take() {
                         out.push(d);
                     }
-                    doc = Some(Literal { value: text_line, line, column, exact: true, role: Role::Text });
+                    doc = Some(Literal {
+                        value: text_line,
+                        line,
+                        column,
+                        exact: true,
+                        role: Role::Text,
+                    });
                 }
             }
             continue;
@@ -482,7 +496,11 @@ fn code_literals(text: &str, lang: Lang) -> Vec<Literal> {
                 let ctx = lx.context.trim_end();
                 let operand_expected = match last {
                     None => true,
-                    Some(l) => "(,=:[!&|?{};+-*%<>~^".contains(l) || ctx.ends_with("return") || ctx.ends_with("typeof"),
+                    Some(l) => {
+                        "(,=:[!&|?{};+-*%<>~^".contains(l)
+                            || ctx.ends_with("return")
+                            || ctx.ends_with("typeof")
+                    }
                 };
                 lx.bump();
                 if operand_expected {
@@ -557,7 +575,13 @@ fn code_literals(text: &str, lang: Lang) -> Vec<Literal> {
             }
             let shown: String = value.chars().take(40).collect();
             lx.push_context(&format!("\"{}\"", shown.replace(char::is_whitespace, " ")));
-            out.push(Literal { value, line, column, exact, role });
+            out.push(Literal {
+                value,
+                line,
+                column,
+                exact,
+                role,
+            });
             continue;
         }
         debug_assert_eq!(start, lx.i);
@@ -595,7 +619,14 @@ fn decorated_functions(text: &str, lang: Lang) -> Vec<Literal> {
                 .strip_prefix("def "),
             Lang::Rust => {
                 let mut t = trimmed;
-                for word in ["pub(crate) ", "pub(super) ", "pub ", "async ", "const ", "unsafe "] {
+                for word in [
+                    "pub(crate) ",
+                    "pub(super) ",
+                    "pub ",
+                    "async ",
+                    "const ",
+                    "unsafe ",
+                ] {
                     t = t.strip_prefix(word).unwrap_or(t);
                 }
                 t.strip_prefix("fn ")
@@ -626,7 +657,8 @@ fn decorated_functions(text: &str, lang: Lang) -> Vec<Literal> {
             if is_marker {
                 let lower = a.to_ascii_lowercase();
                 if (lang == Lang::Python && lower.starts_with('@') && lower.contains("tool"))
-                    || (lang == Lang::Rust && (lower.starts_with("#[tool") || lower.contains("::tool")))
+                    || (lang == Lang::Rust
+                        && (lower.starts_with("#[tool") || lower.contains("::tool")))
                 {
                     decorated = true;
                     break;
@@ -661,7 +693,10 @@ fn yaml_literals(text: &str) -> Vec<Literal> {
         let body = line.trim_start();
         let item = body.strip_prefix("- ").unwrap_or(body);
         let key_indent = indent(line) + (body.len() - item.len());
-        let Some((key, value)) = item.split_once(": ").or_else(|| item.strip_suffix(':').map(|k| (k, ""))) else {
+        let Some((key, value)) = item
+            .split_once(": ")
+            .or_else(|| item.strip_suffix(':').map(|k| (k, "")))
+        else {
             n += 1;
             continue;
         };
@@ -673,7 +708,11 @@ fn yaml_literals(text: &str) -> Vec<Literal> {
         let value_trim = value.trim();
         let value_col = line.len() - value.trim_start().len();
         let column = line[..value_col].chars().count() as u32 + 1;
-        let role = if key == "name" { Role::ToolName } else { Role::Text };
+        let role = if key == "name" {
+            Role::ToolName
+        } else {
+            Role::Text
+        };
         let more_indented = |l: &str| l.trim().is_empty() || indent(l) > key_indent;
         if value_trim.starts_with('|') || value_trim.starts_with('>') {
             let mut m = n + 1;
@@ -699,7 +738,11 @@ fn yaml_literals(text: &str) -> Vec<Literal> {
             n += 1;
             continue;
         }
-        if let Some(q) = value_trim.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        if let Some(q) = value_trim
+            .chars()
+            .next()
+            .filter(|c| *c == '"' || *c == '\'')
+        {
             // A quoted scalar, possibly over several lines.
             let mut joined = value_trim[1..].to_string();
             let mut m = n;
@@ -727,7 +770,13 @@ fn yaml_literals(text: &str) -> Vec<Literal> {
             let inner = &joined[..end];
             let decoded = if q == '"' {
                 let chars: Vec<char> = inner.chars().collect();
-                let mut lx = Lexer { chars: &chars, i: 0, line: 1, col: 1, context: String::new() };
+                let mut lx = Lexer {
+                    chars: &chars,
+                    i: 0,
+                    line: 1,
+                    col: 1,
+                    context: String::new(),
+                };
                 let mut s = String::new();
                 while let Some(c) = lx.bump() {
                     if c == '\\' {
@@ -740,7 +789,13 @@ fn yaml_literals(text: &str) -> Vec<Literal> {
             } else {
                 inner.replace("''", "'")
             };
-            out.push(Literal { value: decoded, line: n as u32 + 1, column, exact: true, role });
+            out.push(Literal {
+                value: decoded,
+                line: n as u32 + 1,
+                column,
+                exact: true,
+                role,
+            });
             n = m + 1;
             continue;
         }
@@ -759,7 +814,13 @@ fn yaml_literals(text: &str) -> Vec<Literal> {
             value_text.push_str(&strip_comment(lines[m]));
             m += 1;
         }
-        out.push(Literal { value: value_text, line: n as u32 + 1, column, exact: true, role });
+        out.push(Literal {
+            value: value_text,
+            line: n as u32 + 1,
+            column,
+            exact: true,
+            role,
+        });
         n = m;
     }
     out

@@ -146,7 +146,10 @@ fn is_test_path(path: &str) -> bool {
         p == "test" || p == "tests" || p == "__tests__" || p == "spec" || p == "testdata"
     }) || {
         let file = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-        file.starts_with("test_") || file.contains(".test.") || file.contains(".spec.") || file.ends_with("_test.go")
+        file.starts_with("test_")
+            || file.contains(".test.")
+            || file.contains(".spec.")
+            || file.ends_with("_test.go")
     }
 }
 
@@ -181,7 +184,11 @@ fn pick<'a>(
     }
     let key = |c: &Candidate<'a>| {
         let distance = near(c);
-        (distance.is_none(), is_test_path(&c.file.path), distance.unwrap_or(u32::MAX))
+        (
+            distance.is_none(),
+            is_test_path(&c.file.path),
+            distance.unwrap_or(u32::MAX),
+        )
     };
     let mut keyed: Vec<_> = cands.into_iter().map(|c| (key(&c), c)).collect();
     keyed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -228,7 +235,10 @@ pub fn locate_tools(files: &[SourceFile], tools: &[Value]) -> Locations {
                     (l, n)
                 })
                 .collect();
-            Some(Indexed { path: f.path.clone(), lits })
+            Some(Indexed {
+                path: f.path.clone(),
+                lits,
+            })
         })
         .collect();
     let mut out = Vec::new();
@@ -239,7 +249,12 @@ pub fn locate_tools(files: &[SourceFile], tools: &[Value]) -> Locations {
             .and_then(Value::as_str)
             .map(normalise)
             .unwrap_or_default();
-        out.push(locate_one(&index, &name, &description, &described_parameters(tool)));
+        out.push(locate_one(
+            &index,
+            &name,
+            &description,
+            &described_parameters(tool),
+        ));
     }
     Locations {
         tools: out,
@@ -311,7 +326,10 @@ fn locate_one(
             // its first sentence begins one literal, in a file that defines the name.
             if let Some(first) = first_sentence(description).filter(|s| s.len() >= 20) {
                 let partial = by_text(&|_, n| n.starts_with(first));
-                let partial: Vec<Candidate> = partial.into_iter().filter(|c| near_name(c).is_some()).collect();
+                let partial: Vec<Candidate> = partial
+                    .into_iter()
+                    .filter(|c| near_name(c).is_some())
+                    .collect();
                 match pick(partial, &near_name) {
                     Ok(Some(c)) => {
                         place = Some(Place::Located {
@@ -330,13 +348,21 @@ fn locate_one(
     } else {
         reasons.push("the tool has no description".to_string());
     }
-    let name_pick = pick(
-        names
+    // One definition often names the tool twice a few lines apart (`name="x"` over
+    // `def x`): those are one place, the first.
+    let mut places: Vec<Candidate> = Vec::new();
+    for c in &names {
+        let same = places
             .iter()
-            .map(|c| Candidate { file: c.file, lit: c.lit })
-            .collect(),
-        &|_| Some(0),
-    );
+            .any(|p| p.file.path == c.file.path && p.lit.line.abs_diff(c.lit.line) <= 5);
+        if !same {
+            places.push(Candidate {
+                file: c.file,
+                lit: c.lit,
+            });
+        }
+    }
+    let name_pick = pick(places, &|_| Some(0));
     let name_at = match (&place, &name_pick) {
         // The name nearest the description, when there is one in its file.
         (Some(Place::Located { at, .. }), _) => names
@@ -389,10 +415,13 @@ fn locate_one(
                     matched: Matched::Description,
                 },
                 Ok(None) => Place::NotLocated {
-                    reason: "the parameter's description is not one literal in the tree".to_string(),
+                    reason: "the parameter's description is not one literal in the tree"
+                        .to_string(),
                 },
                 Err(n) => Place::NotLocated {
-                    reason: format!("the parameter's description appears in {n} equally likely places"),
+                    reason: format!(
+                        "the parameter's description appears in {n} equally likely places"
+                    ),
                 },
             };
             ParameterLocation {
