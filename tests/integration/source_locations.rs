@@ -396,3 +396,59 @@ fn lint_source_anchors_sarif_findings_from_the_command_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--source"));
 }
+
+/// The installed source of a reference server (`None`: skipped, see `export::installed`).
+fn installed_source(npm: Option<&str>, python_package: Option<&str>) -> Option<PathBuf> {
+    if let Some(relative) = npm {
+        return crate::export::installed(relative);
+    }
+    let lib = crate::export::installed("venv/lib")?;
+    let package = python_package?;
+    std::fs::read_dir(lib)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages").join(package))
+        .find(|p| p.is_dir())
+}
+
+#[test]
+fn the_reference_servers_tools_are_found_in_their_installed_source() {
+    // Real, licensed server source (MIT): the npm and PyPI packages tests/setup installs, whose
+    // exports are the corpus in tests/fixtures/corpus/.
+    for (npm, python, corpus) in [
+        (
+            Some("npm/node_modules/@modelcontextprotocol/server-everything/dist"),
+            None,
+            "everything",
+        ),
+        (None, Some("mcp_server_git"), "git"),
+        (None, Some("mcp_server_time"), "time"),
+    ] {
+        let Some(tree) = installed_source(npm, python) else {
+            continue;
+        };
+        let files = read_tree(&tree, WalkLimits::default()).unwrap();
+        let tools = tools_of(&repo().join(format!("tests/fixtures/corpus/{corpus}.json")));
+        let locations = locate_tools(&files.files, &tools);
+        for (tool, t) in tools.iter().zip(&locations.tools) {
+            let Place::Located { at, confidence, .. } = &t.place else {
+                panic!("{corpus}: {} not located: {:?}", t.tool, t.place)
+            };
+            assert_eq!(*confidence, Confidence::High, "{corpus}: {}", t.tool);
+            let source = files.files.iter().find(|f| f.path == at.path).unwrap();
+            let line = source.text.lines().nth(at.line as usize - 1).unwrap();
+            let description = tool["description"].as_str().unwrap();
+            let start: String = description.chars().take(16).collect();
+            assert!(line.contains(&start), "{corpus}: {}: {line}", t.tool);
+            for p in &t.parameters {
+                assert!(
+                    p.place.span().is_some(),
+                    "{corpus}: {}.{}: {:?}",
+                    t.tool,
+                    p.parameter,
+                    p.place
+                );
+            }
+        }
+    }
+}

@@ -414,10 +414,30 @@ fn locate_one(
                     confidence: Confidence::High,
                     matched: Matched::Description,
                 },
-                Ok(None) => Place::NotLocated {
-                    reason: "the parameter's description is not one literal in the tree"
-                        .to_string(),
-                },
+                Ok(None) => {
+                    // A description with a substitution (`f"Start … commits. {FORMATS}"`): its
+                    // first sentence begins one literal in the tool's own file.
+                    let partial = first_sentence(pdesc)
+                        .filter(|s| s.len() >= 20)
+                        .map(|first| {
+                            by_text(&|_, n| n.starts_with(first))
+                                .into_iter()
+                                .filter(|c| near_tool(c).is_some())
+                                .collect::<Vec<_>>()
+                        })
+                        .unwrap_or_default();
+                    match pick(partial, &near_tool) {
+                        Ok(Some(c)) => Place::Located {
+                            at: c.span(),
+                            confidence: Confidence::Medium,
+                            matched: Matched::FirstSentence,
+                        },
+                        _ => Place::NotLocated {
+                            reason: "the parameter's description is not one literal in the tree"
+                                .to_string(),
+                        },
+                    }
+                }
                 Err(n) => Place::NotLocated {
                     reason: format!(
                         "the parameter's description appears in {n} equally likely places"
