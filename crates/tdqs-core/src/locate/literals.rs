@@ -838,3 +838,77 @@ pub fn literals(text: &str, lang: Lang) -> Vec<Literal> {
     }
     all
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(text: &str, lang: Lang) -> Vec<(String, u32, u32, Role)> {
+        literals(text, lang)
+            .into_iter()
+            .map(|l| (l.value, l.line, l.column, l.role))
+            .collect()
+    }
+
+    #[test]
+    fn python_adjacent_pieces_escapes_and_docstrings_are_joined_and_decoded() {
+        let src = "# don't\nx = (\"a \\\"b\\\" \"\n     'c' + r\"\\d\")\ndef f():\n    '''Doc\n    more.'''\n";
+        let got = values(src, Lang::Python);
+        assert_eq!(got[0], ("a \"b\" c\\d".to_string(), 2, 6, Role::Text));
+        assert_eq!(got[1], ("Doc\n    more.".to_string(), 5, 5, Role::Text));
+    }
+
+    #[test]
+    fn f_strings_and_template_substitutions_are_not_exact() {
+        let py = literals("d = f\"Count {kind}.\"", Lang::Python);
+        assert!(!py[0].exact);
+        assert_eq!(py[0].value, "Count .");
+        let js = literals(
+            "const d = `Delete ${n} days.`; const e = `plain`;",
+            Lang::Script,
+        );
+        assert!(!js[0].exact);
+        assert!(js[1].exact);
+    }
+
+    #[test]
+    fn a_regular_expression_or_a_comment_with_quotes_opens_no_string() {
+        let src = "const r = /[\"']/g; // it's\n/* \"x */ const n = a / b; f(\"one\");";
+        let got = values(src, Lang::Script);
+        assert_eq!(got, [("one".to_string(), 2, 29, Role::Text)]);
+    }
+
+    #[test]
+    fn rust_raw_strings_lifetimes_chars_and_doc_comments_are_read() {
+        let src = "/// Doc one\n/// two.\n#[tool(description = r#\"say \"hi\"\"#)]\nfn f<'a>(x: &'a str) { let _ = '\"'; }\n";
+        let got = values(src, Lang::Rust);
+        assert_eq!(got[0], ("Doc one\ntwo.".to_string(), 1, 1, Role::Text));
+        assert_eq!(got[1], ("say \"hi\"".to_string(), 3, 22, Role::Text));
+        assert_eq!(got[2], ("f".to_string(), 4, 1, Role::DecoratedFunction));
+        assert_eq!(got.len(), 3);
+    }
+
+    #[test]
+    fn tool_names_are_told_from_mentions_by_their_context() {
+        let got = values(
+            "server.registerTool(\"a\", {}); x = { name: \"b\" }; log(\"c\"); mcp.NewTool(\"d\")",
+            Lang::Script,
+        );
+        let roles: Vec<(&str, Role)> = got.iter().map(|g| (g.0.as_str(), g.3)).collect();
+        assert_eq!(
+            roles,
+            [
+                ("a", Role::ToolName),
+                ("b", Role::ToolName),
+                ("c", Role::Text),
+                ("d", Role::ToolName)
+            ]
+        );
+    }
+
+    #[test]
+    fn go_concatenations_and_raw_strings_are_joined() {
+        let got = values("mcp.WithDescription(\"a \" +\n\t`b`)", Lang::Go);
+        assert_eq!(got, [("a b".to_string(), 1, 21, Role::Text)]);
+    }
+}

@@ -457,3 +457,60 @@ fn locate_one(
         parameters,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn file(path: &str, text: &str) -> SourceFile {
+        SourceFile {
+            path: path.to_string(),
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn two_equally_likely_places_are_not_a_location() {
+        let files = [
+            file("a.ts", "const d = \"Send a message.\";"),
+            file("b.ts", "const e = \"Send a message.\";"),
+        ];
+        let tools = [json!({"name": "send", "description": "Send   a\nmessage."})];
+        let got = locate_tools(&files, &tools);
+        let Place::NotLocated { reason } = &got.tools[0].place else {
+            panic!("{:?}", got.tools[0].place)
+        };
+        assert!(reason.contains("2 equally likely places"), "{reason}");
+    }
+
+    #[test]
+    fn the_defining_file_wins_over_tests_and_files_without_the_name() {
+        let files = [
+            file(
+                "tests/test_server.py",
+                "NAME = 'send'\nassert d == \"Send a message.\"",
+            ),
+            file("other.py", "x = \"Send a message.\""),
+            file(
+                "server.py",
+                "Tool(\n  name=\"send\",\n  description=\"Send a message.\",\n)",
+            ),
+        ];
+        let tools = [json!({"name": "send", "description": "Send a message."})];
+        let got = locate_tools(&files, &tools);
+        assert_eq!(
+            got.tools[0].place,
+            Place::Located {
+                at: Span {
+                    path: "server.py".into(),
+                    line: 3,
+                    column: 15
+                },
+                confidence: Confidence::High,
+                matched: Matched::Description,
+            }
+        );
+        assert_eq!(got.tools[0].name_at.as_ref().map(|s| s.line), Some(2));
+    }
+}
