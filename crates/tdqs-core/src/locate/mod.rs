@@ -191,7 +191,7 @@ fn pick<'a>(
         )
     };
     let mut keyed: Vec<_> = cands.into_iter().map(|c| (key(&c), c)).collect();
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.sort_by_key(|a| a.0);
     if keyed.len() > 1 && keyed[0].0 == keyed[1].0 {
         let ties = keyed.iter().filter(|k| k.0 == keyed[0].0).count();
         return Err(ties);
