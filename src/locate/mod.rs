@@ -38,6 +38,8 @@ pub struct WalkLimits {
     pub max_file_bytes: u64,
     /// The walk stops after this many source files.
     pub max_files: usize,
+    /// The walk stops once the files read reach this many bytes together.
+    pub max_total_bytes: u64,
 }
 
 impl Default for WalkLimits {
@@ -45,6 +47,7 @@ impl Default for WalkLimits {
         WalkLimits {
             max_file_bytes: 1024 * 1024,
             max_files: 20_000,
+            max_total_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -53,7 +56,7 @@ impl Default for WalkLimits {
 #[derive(Debug, Default)]
 pub struct Tree {
     pub files: Vec<SourceFile>,
-    /// True when `max_files` stopped the walk: tools may then be "not located" wrongly.
+    /// True when a bound stopped the walk: tools may then be "not located" wrongly.
     pub truncated: bool,
 }
 
@@ -71,6 +74,7 @@ pub fn read_tree(root: &Path, limits: WalkLimits) -> Result<Tree, Error> {
         ));
     }
     let mut tree = Tree::default();
+    let mut total: u64 = 0;
     let mut stack = vec![(root.to_path_buf(), String::new())];
     while let Some((dir, rel)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -108,7 +112,9 @@ pub fn read_tree(root: &Path, limits: WalkLimits) -> Result<Tree, Error> {
             if meta.len() > limits.max_file_bytes {
                 continue;
             }
-            if tree.files.len() >= limits.max_files {
+            if tree.files.len() >= limits.max_files
+                || total.saturating_add(meta.len()) > limits.max_total_bytes
+            {
                 tree.truncated = true;
                 return Ok(tree);
             }
@@ -119,6 +125,7 @@ pub fn read_tree(root: &Path, limits: WalkLimits) -> Result<Tree, Error> {
             if bytes.len() as u64 > limits.max_file_bytes {
                 continue;
             }
+            total += bytes.len() as u64;
             let Ok(text) = String::from_utf8(bytes) else {
                 continue;
             };

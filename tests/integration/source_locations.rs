@@ -258,8 +258,8 @@ fn the_tree_walk_skips_dependencies_links_and_large_files() {
     let bounded = read_tree(
         &fixtures(),
         WalkLimits {
-            max_file_bytes: 1024 * 1024,
             max_files: 2,
+            ..WalkLimits::default()
         },
     )
     .unwrap();
