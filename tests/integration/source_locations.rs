@@ -452,3 +452,54 @@ fn the_reference_servers_tools_are_found_in_their_installed_source() {
         }
     }
 }
+
+#[test]
+fn lint_of_a_running_server_anchors_findings_in_its_own_tree_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let example = repo().join("examples/issue-tracker");
+    std::fs::copy(example.join("server.py"), dir.path().join("server.py")).unwrap();
+    // The careless side: the careful one has no finding to anchor.
+    std::fs::copy(example.join("careless.json"), dir.path().join("tools.json")).unwrap();
+    std::fs::write(
+        dir.path().join("tdqs-gate.toml"),
+        "[server]\ncommand = \"python3 {root}/server.py\"\n",
+    )
+    .unwrap();
+    let out = Command::new(GATE)
+        .args(["lint", "--sarif", "--fail-on", "never"])
+        .current_dir(dir.path())
+        .env("TMPDIR", tmp.path())
+        .env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tools_json = std::fs::read_to_string(dir.path().join("tools.json")).unwrap();
+    let lines: Vec<&str> = tools_json.lines().collect();
+    let mut anchored = 0;
+    for r in sarif["runs"][0]["results"].as_array().unwrap() {
+        let location = &r["locations"][0];
+        // Every finding about a tool or one of its parameters (server-wide ones have none).
+        if location["logicalLocations"][0]["kind"] == "module" {
+            continue;
+        }
+        let physical = &location["physicalLocation"];
+        assert_eq!(physical["artifactLocation"]["uri"], "tools.json", "{r:#}");
+        let line = physical["region"]["startLine"].as_u64().unwrap() as usize;
+        // The description's line; the name's for the tool that has none.
+        let text = lines[line - 1].trim_start();
+        assert!(
+            text.starts_with("\"description\"") || text.starts_with("\"name\""),
+            "{r:#}"
+        );
+        anchored += 1;
+    }
+    assert!(anchored > 0);
+}

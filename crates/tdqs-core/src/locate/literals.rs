@@ -71,6 +71,8 @@ pub enum Role {
     ToolName,
     /// The name of a function under a tool decorator (`@mcp.tool()`) or attribute (`#[tool]`).
     DecoratedFunction,
+    /// An object or dict key (`"labels": …`): a property's name, never a description.
+    Key,
 }
 
 struct Lexer<'a> {
@@ -573,6 +575,15 @@ fn code_literals(text: &str, lang: Lang) -> Vec<Literal> {
                 (lx.i, lx.line, lx.col) = save;
                 break;
             }
+            let save = (lx.i, lx.line, lx.col);
+            skip_trivia(&mut lx, lang);
+            let is_key = lx.peek(0) == Some(':') && lx.peek(1) != Some(':') && lang != Lang::Rust;
+            (lx.i, lx.line, lx.col) = save;
+            let role = if is_key && role == Role::Text {
+                Role::Key
+            } else {
+                role
+            };
             let shown: String = value.chars().take(40).collect();
             lx.push_context(&format!("\"{}\"", shown.replace(char::is_whitespace, " ")));
             out.push(Literal {
@@ -904,6 +915,13 @@ mod tests {
                 ("d", Role::ToolName)
             ]
         );
+    }
+
+    #[test]
+    fn an_object_key_is_a_key_not_a_text() {
+        let got = values("{\"labels\": {\"description\": \"labels\"}}", Lang::Json);
+        let roles: Vec<Role> = got.iter().map(|g| g.3).collect();
+        assert_eq!(roles, [Role::Key, Role::Key, Role::Text]);
     }
 
     #[test]

@@ -275,7 +275,9 @@ fn locate_one(
         .flat_map(|f| {
             f.lits
                 .iter()
-                .filter(|(l, n)| l.role != Role::Text && n == name)
+                .filter(|(l, n)| {
+                    matches!(l.role, Role::ToolName | Role::DecoratedFunction) && n == name
+                })
                 .map(move |(l, _)| Candidate { file: f, lit: l })
         })
         .collect();
