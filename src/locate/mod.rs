@@ -62,7 +62,8 @@ pub struct Tree {
 
 /// Reads the source files under `root` (sorted, so two walks give the same order).
 pub fn read_tree(root: &Path, limits: WalkLimits) -> Result<Tree, Error> {
-    let meta = std::fs::symlink_metadata(root)
+    // The root is the caller's choice and may itself be a link; links under it are not followed.
+    let meta = std::fs::metadata(root)
         .map_err(|e| Error::io(Stage::Usage, format!("source tree {}", root.display()), e))?;
     if !meta.is_dir() {
         return Err(Error::usage(format!(

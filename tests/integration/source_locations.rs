@@ -255,6 +255,11 @@ fn the_tree_walk_skips_dependencies_links_and_large_files() {
     let paths: Vec<&str> = tree.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["src/a.py"]);
     assert!(!tree.truncated);
+    // The root itself may be a link (the caller chose it); what is under it is still not followed.
+    let via_link = outside.path().join("root-link");
+    std::os::unix::fs::symlink(root, &via_link).unwrap();
+    let tree = read_tree(&via_link, WalkLimits::default()).unwrap();
+    assert_eq!(tree.files.len(), 1);
     let bounded = read_tree(
         &fixtures(),
         WalkLimits {
