@@ -13,6 +13,8 @@
 
 pub mod literals;
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -241,6 +243,26 @@ pub fn locate_tools(files: &[SourceFile], tools: &[Value]) -> Locations {
             })
         })
         .collect();
+    // Exact texts and defining names by their normalised text: a lookup per tool and parameter
+    // instead of a scan of every literal (262 tools over a node_modules-sized tree).
+    let mut exact: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    let mut defined: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    for (fi, f) in index.iter().enumerate() {
+        for (li, (l, n)) in f.lits.iter().enumerate() {
+            match l.role {
+                Role::Text if l.exact => exact.entry(n.as_str()).or_default().push((fi, li)),
+                Role::ToolName | Role::DecoratedFunction => {
+                    defined.entry(n.as_str()).or_default().push((fi, li))
+                }
+                _ => {}
+            }
+        }
+    }
+    let lookup = Lookup {
+        index: &index,
+        exact,
+        defined,
+    };
     let mut out = Vec::new();
     for tool in tools {
         let name = crate::digest::tool_name(tool).to_string();
@@ -250,7 +272,7 @@ pub fn locate_tools(files: &[SourceFile], tools: &[Value]) -> Locations {
             .map(normalise)
             .unwrap_or_default();
         out.push(locate_one(
-            &index,
+            &lookup,
             &name,
             &description,
             &described_parameters(tool),
@@ -263,24 +285,36 @@ pub fn locate_tools(files: &[SourceFile], tools: &[Value]) -> Locations {
     }
 }
 
+struct Lookup<'a> {
+    index: &'a [Indexed],
+    exact: HashMap<&'a str, Vec<(usize, usize)>>,
+    defined: HashMap<&'a str, Vec<(usize, usize)>>,
+}
+
+impl<'a> Lookup<'a> {
+    fn get(&self, map: &HashMap<&'a str, Vec<(usize, usize)>>, text: &str) -> Vec<Candidate<'a>> {
+        map.get(text)
+            .map(|hits| {
+                hits.iter()
+                    .map(|&(fi, li)| Candidate {
+                        file: &self.index[fi],
+                        lit: &self.index[fi].lits[li].0,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
 fn locate_one(
-    index: &[Indexed],
+    lookup: &Lookup,
     name: &str,
     description: &str,
     params: &[(String, String)],
 ) -> ToolLocation {
     // Defining occurrences of the name.
-    let names: Vec<Candidate> = index
-        .iter()
-        .flat_map(|f| {
-            f.lits
-                .iter()
-                .filter(|(l, n)| {
-                    matches!(l.role, Role::ToolName | Role::DecoratedFunction) && n == name
-                })
-                .map(move |(l, _)| Candidate { file: f, lit: l })
-        })
-        .collect();
+    let index = lookup.index;
+    let names: Vec<Candidate> = lookup.get(&lookup.defined, name);
     let name_lines = |path: &str| -> Vec<u32> {
         names
             .iter()
@@ -294,22 +328,26 @@ fn locate_one(
             .map(|l| l.abs_diff(c.lit.line))
             .min()
     };
-    let by_text = |pred: &dyn Fn(&Literal, &str) -> bool| -> Vec<Candidate> {
-        index
-            .iter()
-            .flat_map(|f| {
-                f.lits
-                    .iter()
-                    .filter(|(l, n)| l.role == Role::Text && pred(l, n))
-                    .map(move |(l, _)| Candidate { file: f, lit: l })
-            })
-            .collect()
-    };
+    // Literals passing `pred` in the files `in_file` accepts (a partial match is only looked for
+    // in the few files that define the name or hold the tool).
+    let by_text =
+        |in_file: &dyn Fn(&str) -> bool, pred: &dyn Fn(&Literal, &str) -> bool| -> Vec<Candidate> {
+            index
+                .iter()
+                .filter(|f| in_file(&f.path))
+                .flat_map(|f| {
+                    f.lits
+                        .iter()
+                        .filter(|(l, n)| l.role == Role::Text && pred(l, n))
+                        .map(move |(l, _)| Candidate { file: f, lit: l })
+                })
+                .collect()
+        };
 
     let mut reasons = Vec::new();
     let mut place = None;
     if !description.is_empty() {
-        let whole = by_text(&|l, n| l.exact && n == description);
+        let whole = lookup.get(&lookup.exact, description);
         match pick(whole, &near_name) {
             Ok(Some(c)) => {
                 place = Some(Place::Located {
@@ -327,7 +365,10 @@ fn locate_one(
             // A description assembled from pieces (substitutions, a docstring with more text):
             // its first sentence begins one literal, in a file that defines the name.
             if let Some(first) = first_sentence(description).filter(|s| s.len() >= 20) {
-                let partial = by_text(&|_, n| n.starts_with(first));
+                let partial = by_text(
+                    &|path| names.iter().any(|c| c.file.path == path),
+                    &|_, n| n.starts_with(first),
+                );
                 let partial: Vec<Candidate> = partial
                     .into_iter()
                     .filter(|c| near_name(c).is_some())
@@ -398,7 +439,7 @@ fn locate_one(
     let parameters = params
         .iter()
         .map(|(pname, pdesc)| {
-            let cands = by_text(&|l, n| l.exact && n == pdesc);
+            let cands = lookup.get(&lookup.exact, pdesc);
             let near_tool = |c: &Candidate| -> Option<u32> {
                 let a = anchor.as_ref()?;
                 (a.path == c.file.path).then(|| {
@@ -422,10 +463,13 @@ fn locate_one(
                     let partial = first_sentence(pdesc)
                         .filter(|s| s.len() >= 20)
                         .map(|first| {
-                            by_text(&|_, n| n.starts_with(first))
-                                .into_iter()
-                                .filter(|c| near_tool(c).is_some())
-                                .collect::<Vec<_>>()
+                            let anchor_path = anchor.as_ref().map(|a| a.path.as_str());
+                            by_text(&|path| Some(path) == anchor_path, &|_, n| {
+                                n.starts_with(first)
+                            })
+                            .into_iter()
+                            .filter(|c| near_tool(c).is_some())
+                            .collect::<Vec<_>>()
                         })
                         .unwrap_or_default();
                     match pick(partial, &near_tool) {
