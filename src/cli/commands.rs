@@ -543,6 +543,13 @@ fn lint_source_tree(args: &LintArgs) -> Result<Option<std::path::PathBuf>, Error
 
 async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     use crate::lint::{self, FailOn};
+    if args.source.is_some() && !args.sarif {
+        // Refused rather than ignored: only SARIF carries source lines today.
+        return Err(Error::usage(
+            "--source anchors SARIF findings on source lines and needs --sarif",
+        )
+        .with_advice("add --sarif, or drop --source"));
+    }
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
     let export = one_export(
         &args.export,

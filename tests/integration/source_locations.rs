@@ -400,6 +400,16 @@ fn lint_source_anchors_sarif_findings_from_the_command_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--source"));
+    // --source anchors SARIF only: with another format it is refused, not ignored.
+    let out = Command::new(GATE)
+        .args(["lint", "--json", "--export"])
+        .arg(&export)
+        .arg("--source")
+        .arg(fixtures().join("go"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--sarif"));
 }
 
 /// The installed source of a reference server (`None`: skipped, see `export::installed`).
