@@ -21,6 +21,7 @@ pub mod export;
 pub mod gate;
 pub mod judge;
 pub mod lint;
+pub mod locate;
 pub mod platform;
 pub mod report;
 pub mod revision;

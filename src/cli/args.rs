@@ -399,6 +399,10 @@ pub struct LintArgs {
     /// Exit 1 when the server's average scorecard is below N (0–100).
     #[arg(long, value_name = "N")]
     pub fail_under: Option<f64>,
+    /// Anchor SARIF findings on the source lines that define each tool, found in this folder
+    /// (default: the repository's working tree when linting it; none for --export or --rev).
+    #[arg(long, value_name = "DIR")]
+    pub source: Option<PathBuf>,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]

@@ -491,8 +491,35 @@ pub(super) fn lint_config(
     Ok((lint, config.map(|c| c.path.display().to_string())))
 }
 
+/// The tree `lint --sarif` finds source lines in: `--source`, else the working tree when that
+/// is what was linted (an export file or another revision may not match it).
+fn lint_source_tree(args: &LintArgs) -> Result<Option<std::path::PathBuf>, Error> {
+    if let Some(dir) = &args.source {
+        return Ok(Some(dir.clone()));
+    }
+    if args.export.is_some() || args.rev.is_some() {
+        return Ok(None);
+    }
+    let repo = args.repo.repo.as_deref();
+    if crate::revision::in_repository(repo) {
+        return Ok(crate::revision::Repo::open_without_pruning(repo)?
+            .workdir()
+            .map(std::path::Path::to_path_buf));
+    }
+    Ok(repo
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok()))
+}
+
 async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     use crate::lint::{self, FailOn};
+    if args.source.is_some() && !args.sarif {
+        // Refused rather than ignored: only SARIF carries source lines today.
+        return Err(Error::usage(
+            "--source anchors SARIF findings on source lines and needs --sarif",
+        )
+        .with_advice("add --sarif, or drop --source"));
+    }
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
     let export = one_export(
         &args.export,
@@ -512,7 +539,13 @@ async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, E
     let text = if args.json {
         lint::render_json(&report)
     } else if args.sarif {
-        lint::render_sarif(&report)
+        match lint_source_tree(&args)? {
+            Some(tree) => {
+                let locations = crate::locate::locate(&tree, &export)?;
+                lint::render_sarif_located(&report, Some(&locations))
+            }
+            None => lint::render_sarif(&report),
+        }
     } else {
         lint::render_text(&report)
     };

@@ -26,7 +26,7 @@ use serde_json::Value;
 use tdqs_core::export::Export;
 
 pub use config::{FailOn, LintConfig};
-pub use render::{render_json, render_sarif, render_text};
+pub use render::{render_json, render_sarif, render_sarif_located, render_text};
 pub use rules::{Finding, Severity};
 pub use scorecard::Scorecard;
 

@@ -201,6 +201,15 @@ fn sarif_rule(rule: &rules::Rule, level: Severity) -> Value {
 /// logical location (the tool, or `tool.parameter`) and, when the report names an artifact, a
 /// physical one.
 pub fn render_sarif(report: &LintReport) -> String {
+    render_sarif_located(report, None)
+}
+
+/// SARIF 2.1.0 as [`render_sarif`], with each finding about a located tool or parameter
+/// anchored on its source line (`physicalLocation` relative to the source tree).
+pub fn render_sarif_located(
+    report: &LintReport,
+    sources: Option<&tdqs_core::locate::Locations>,
+) -> String {
     let enabled: Vec<(&rules::Rule, Severity)> = RULES
         .iter()
         .filter(|r| !report.disabled.contains(&r.code))
@@ -226,7 +235,12 @@ pub fn render_sarif(report: &LintReport) -> String {
                 _ => logical.push(json!({"name": report.server_name.clone().unwrap_or_else(|| "server".to_string()), "kind": "module"})),
             }
             let mut location = json!({"logicalLocations": logical});
-            if let Some(artifact) = &report.artifact {
+            let source = sources.zip(f.tool.as_deref()).and_then(|(s, tool)| {
+                crate::locate::sarif::physical_location(s, tool, f.parameter.as_deref())
+            });
+            if let Some(physical) = source {
+                location["physicalLocation"] = physical;
+            } else if let Some(artifact) = &report.artifact {
                 location["physicalLocation"] = json!({
                     "artifactLocation": {"uri": artifact},
                     "region": {"startLine": 1},
@@ -242,6 +256,11 @@ pub fn render_sarif(report: &LintReport) -> String {
             });
             if let Some(i) = rule_index(f.code) {
                 result["ruleIndex"] = json!(i);
+            }
+            if let Some(c) = sources.zip(f.tool.as_deref()).and_then(|(s, tool)| {
+                crate::locate::sarif::confidence(s, tool, f.parameter.as_deref())
+            }) {
+                result["properties"]["sourceLocationConfidence"] = json!(c);
             }
             result
         })
@@ -263,6 +282,11 @@ pub fn render_sarif(report: &LintReport) -> String {
             },
         }],
     });
+    let mut value = value;
+    if sources.is_some() {
+        // Source columns count code points, not the UTF-16 units SARIF assumes by default.
+        value["runs"][0]["columnKind"] = json!("unicodeCodePoints");
+    }
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".to_string());
     text.push('\n');
     text

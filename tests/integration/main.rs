@@ -37,6 +37,7 @@ mod revision;
 mod sandbox;
 mod security;
 mod setup_commands;
+mod source_locations;
 mod spec;
 mod static_judge_edits;
 mod support;

@@ -21,6 +21,7 @@ pub mod eval;
 pub mod exit;
 pub mod export;
 pub mod judge;
+pub mod locate;
 pub mod network_env;
 pub mod overlap;
 pub mod redact;
