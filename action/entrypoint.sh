@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # The steps of the tdqs-gate Action (action.yml), one command a step: prepare, install, fetch-base
-# (mode single), export, score, lint, comment, finish. The gate's logic is in the binary
-# (`tdqs-gate ci export|score|comment`); this script installs it and calls it. Inputs arrive only
-# as environment variables. Overrides for self-hosted runners and tests: TDQS_GATE_BIN,
-# TDQS_GATE_CLAUDE_DIR, TDQS_GATE_ACTION_CACHE, TDQS_GATE_RELEASE_URL, TDQS_GATE_GH.
+# (mode single), sandbox (installs bubblewrap), export, score, lint, comment, finish. The logic is
+# in the binary (`tdqs-gate ci export|score|comment`). Inputs arrive only as environment variables.
+# Overrides for self-hosted runners and tests: TDQS_GATE_BIN, TDQS_GATE_CLAUDE_DIR,
+# TDQS_GATE_ACTION_CACHE, TDQS_GATE_RELEASE_URL, TDQS_GATE_GH.
 set -euo pipefail
 fail() { local m="${1//%/%25}" && m="${m//$'\r'/%0D}" && printf '::error title=tdqs-gate::%s\n' "${m//$'\n'/%0A}" >&2 && exit 2; }
 out() { [[ -z "${GITHUB_OUTPUT:-}" ]] || printf '%s=%s\n' "$1" "$2" >>"${GITHUB_OUTPUT}"; }
 root() { printf '%s\n' "${GITHUB_ACTION_PATH:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"; }
 sha256() { if command -v sha256sum >/dev/null; then sha256sum | cut -d' ' -f1; else shasum -a 256 | cut -d' ' -f1; fi; }
-cache_root() { printf '%s\n' "${TDQS_GATE_ACTION_CACHE:-${HOME}/.cache/tdqs-gate-action}"; }
-exports() { printf '%s\n' "${INPUT_EXPORTS_DIR:-${RUNNER_TEMP:-/tmp}/tdqs-gate-exports}"; }
+cache_root() { printf '%s\n' "${TDQS_GATE_ACTION_CACHE:-${HOME}/.cache/tdqs-gate-action}"; } && exports() { printf '%s\n' "${INPUT_EXPORTS_DIR:-${RUNNER_TEMP:-/tmp}/tdqs-gate-exports}"; }
 workdir() { [[ -d "${INPUT_WORKING_DIRECTORY:-.}" ]] || fail "working-directory '${INPUT_WORKING_DIRECTORY}' does not exist; check out the repository with actions/checkout first, or fix the input"; (cd "${INPUT_WORKING_DIRECTORY:-.}" && pwd -P); }
 # Everything the binary is built from, and the compiler: a cached build is reused only for both.
 source_digest() { (cd "$(root)" && { rustc -V 2>/dev/null || echo no-rustc; find Cargo.toml Cargo.lock src crates schemas tdqs/version.json -type f 2>/dev/null | LC_ALL=C sort |
@@ -143,8 +142,9 @@ cmd_finish() {
         *) echo "tdqs-gate: INVALID: tdqs-gate ended with exit code ${EXIT_CODE}, which is neither PASS (0) nor BLOCK (1)" >&2 && exit 2 ;;
     esac
 }
+cmd_sandbox() { local s=() && [[ "$(id -u)" == 0 ]] || s=(sudo -n); command -v bwrap >/dev/null || { "${s[@]}" apt-get update -qq && "${s[@]}" apt-get install -y -qq bubblewrap; }; [[ ! -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ]] || "${s[@]}" sysctl -qw kernel.apparmor_restrict_unprivileged_userns=0; bwrap --version; }
 case "${1:-}" in
     prepare) cmd_prepare ;; install) cmd_install ;; fetch-base) cmd_fetch_base ;; export) cmd_export ;;
-    score) cmd_score ;; lint) cmd_lint ;; comment) cmd_comment ;; finish) cmd_finish ;;
-    *) echo "usage: $0 prepare|install|fetch-base|export|score|lint|comment|finish" >&2 && exit 2 ;;
+    score) cmd_score ;; lint) cmd_lint ;; comment) cmd_comment ;; finish) cmd_finish ;; sandbox) cmd_sandbox ;;
+    *) echo "usage: $0 prepare|install|fetch-base|sandbox|export|score|lint|comment|finish" >&2 && exit 2 ;;
 esac

@@ -10,12 +10,12 @@
 //!   `setup-in-place`, the timeouts and size limits, `[probe]`, `[decision]`, `[eval]`, the set
 //!   of servers, and any table added later such as `[sandbox]`): always the base revision's
 //!   (or the command line's), for both sides. The head's values are ignored, and a difference is
-//!   reported first in the report ([`changed_settings`]).
+//!   reported first in the report (`changed_settings`).
 //!
 //! The head's plan also cannot widen what the base allows: a `${NAME}` it reads from the gate's
 //! environment must be one the base's own plan reads or its `pass-env` names
-//! ([`check_head_references`]); and no plan may name an absolute path inside the repository's
-//! working tree or `$PWD` ([`refuse_tree_paths`]), which would run the working tree's code on
+//! (`check_head_references`); and no plan may name an absolute path inside the repository's
+//! working tree or `$PWD` (`refuse_tree_paths`), which would run the working tree's code on
 //! both sides.
 
 use std::collections::{BTreeMap, BTreeSet};

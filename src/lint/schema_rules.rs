@@ -5,7 +5,7 @@
 //!
 //! Every walk follows the subschema keywords (`properties`, `items`, `prefixItems`,
 //! `additionalProperties`, `patternProperties`, `anyOf`/`oneOf`/`allOf`/`not`, `$defs`,
-//! `definitions`) and stops at a depth of [`MAX_DEPTH`], so a hostile schema costs its size.
+//! `definitions`) and stops at a depth of `MAX_DEPTH` (32), so a hostile schema costs its size.
 
 use serde_json::{Map, Value};
 

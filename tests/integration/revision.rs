@@ -178,7 +178,8 @@ fn a_failed_checkout_leaves_nothing() {
         err.advice
             .as_deref()
             .unwrap_or("")
-            .contains("git fetch origin no-such-branch"),
+            // The fixture has no remote: the advice names no fetch from one.
+            .contains("has no remote, so 'no-such-branch' cannot be fetched"),
         "{:?}",
         err.advice
     );
