@@ -24,7 +24,7 @@ use crate::gate::session::{ScoringSession, Sharing};
 use crate::judge::build::{self as judges, JudgeOptions};
 use crate::judge::Judge;
 use crate::report::write::atomic_write;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::redact::redact;

@@ -429,7 +429,7 @@ pub(super) async fn one_export(
     repo: &RepoArgs,
     server: &ServerArgs,
     secrets: &[String],
-    progress: &dyn crate::score::side::Progress,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<tdqs_core::export::Export, Error> {
     if let Some(path) = file {
         return crate::export::file::read_export(path);

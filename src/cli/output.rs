@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
 use crate::export::process::SetupEvent;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
 use tdqs_core::redact::redact;
 
 /// How much to say on stderr.

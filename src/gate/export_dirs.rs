@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use super::{monorepo, sides, Draft, GateOptions, JudgeSlot, Outcome, SideSource};
 use crate::config::is_valid_server_name;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::export::{Export, ExportSource, RawListing};
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::report::write;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
 use session::{ScoringSession, Sharing};
 use tdqs_core::decide::{self, ConfirmationRule};
 use tdqs_core::error::{Error, Stage};

@@ -17,7 +17,7 @@ use super::{Draft, GateOptions, JudgeSlot, Outcome, ServerOptions};
 use crate::config::{is_valid_server_name, Config};
 use crate::report::write;
 use crate::revision::Side;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};

@@ -14,7 +14,7 @@ use crate::export::client::list_tools_observed;
 use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
 use crate::export::ExportLimits;
 use crate::revision::{self, Side};
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
 use tdqs_core::error::Error;
 use tdqs_core::export::{Export, ExportSource, ProbeProfile};
 

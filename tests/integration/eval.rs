@@ -496,7 +496,7 @@ pub(crate) mod gate_check {
     use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
     use tdqs_gate::eval::EvalOptions;
     use tdqs_gate::gate::{self, GateEval, GateOptions, JudgeMode, JudgeOptions, SideSource};
-    use tdqs_gate::score::side::NoProgress;
+    use tdqs_gate::progress::NoProgress;
 
     const CATCH_ALL: &str = "handle_request";
 

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use tdqs_core::exit::Verdict;
 use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
 use tdqs_gate::gate::{self, GateOptions, JudgeMode, JudgeOptions, SideSource};
-use tdqs_gate::score::side::NoProgress;
+use tdqs_gate::progress::NoProgress;
 
 use crate::loopback::{Loopback, Request, Response};
 
