@@ -482,7 +482,7 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
         progress.as_ref(),
     )
     .await?;
-    let scored = gate::score_once(&export, &judge, progress.clone()).await;
+    let scored = crate::score::session::score_once(&export, &judge, progress.clone()).await;
     progress.finish();
     let scored = scored?;
     if let Some(path) = &args.badge {

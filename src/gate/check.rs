@@ -13,8 +13,8 @@ use std::sync::Arc;
 use super::decision::{step, Step};
 use crate::judge::static_judge::StaticJudge;
 use crate::judge::Judge;
-use crate::progress::{NoProgress, Progress, ProgressEvent};
-use crate::score::side::Scorer;
+use crate::progress::{Progress, ProgressEvent};
+use crate::score::{questions, session};
 use tdqs_core::arith::Weights;
 use tdqs_core::decide::{DecisionRule, RuleInUse};
 use tdqs_core::error::{Error, Stage};
@@ -241,19 +241,9 @@ async fn rescore_static_on(
     if scoring.judge.mode != "static" || report.pairs.is_empty() {
         return Ok(());
     }
-    let base = super::prepare::prepare_side(base, None)?;
-    let head = super::prepare::prepare_side(head, None)?;
-    let scorer = Scorer {
-        judge: Arc::new(StaticJudge::new()),
-        weights: pins.weights(),
-        retries: pins.retries(),
-        concurrency: 1,
-        share_identical: scoring.share_identical_questions,
-        progress: Arc::new(NoProgress),
-        memo: Default::default(),
-        // A rule judge answers the same question the same way; nothing to reuse by rule.
-        reuse_unchanged: false,
-    };
+    let base = questions::prepare_side(base, None)?;
+    let head = questions::prepare_side(head, None)?;
+    let scorer = session::static_scorer(pins, scoring.share_identical_questions);
     for (i, recorded) in report.pairs.iter().enumerate() {
         let (mut b, mut h, calls) = scorer.score_pair(&base, &head).await?;
         if let Some(names) = omitted {

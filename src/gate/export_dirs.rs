@@ -25,7 +25,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{monorepo, sides, Draft, GateOptions, JudgeSlot, Outcome, SideSource};
+use super::{monorepo, sides, Draft, GateOptions, Outcome, SideSource};
+use crate::score::session::JudgeSlot;
 use crate::config::is_valid_server_name;
 use crate::progress::{Progress, ProgressEvent};
 use tdqs_core::error::{Error, Stage};

@@ -13,7 +13,8 @@
 use std::sync::Arc;
 
 use super::sides::{self, Trees};
-use super::{Draft, GateOptions, JudgeSlot, Outcome, ServerOptions};
+use super::{Draft, GateOptions, Outcome, ServerOptions};
+use crate::score::session::JudgeSlot;
 use crate::config::{is_valid_server_name, Config};
 use crate::report::write;
 use crate::revision::Side;

@@ -3,15 +3,18 @@
 
 use std::sync::Arc;
 
-use crate::judge::Judge;
-use crate::score::side::{PreparedSide, Progress, Scorer};
-use tdqs_core::error::Error;
+use crate::judge::build::{self, JudgeOptions};
+use crate::judge::static_judge::StaticJudge;
+use crate::judge::{Judge, JudgeInfo};
+use crate::progress::{NoProgress, Progress};
+use crate::score::side::{PreparedSide, Scorer};
+use tdqs_core::error::{Error, Stage};
 use tdqs_core::export::Export;
-use tdqs_core::report::Scoring;
+use tdqs_core::report::{ScoredOnce, Scoring};
 use tdqs_core::spec::pins::Pins;
 
-use super::prepare::{self, PromptSet};
-use super::JudgeOptions;
+use super::prompts::{self, PromptSet};
+use super::questions;
 
 /// How the answers of one run may be shared.
 #[derive(Debug, Clone, Copy, Default)]
@@ -51,9 +54,9 @@ impl ScoringSession {
                 Some(context) => e.context(context),
                 None => e,
             })?;
-        let prompts = prepare::load_prompts(opts, pins, judge.as_ref()).await?;
+        let prompts = prompts::load_prompts(opts, pins, judge.as_ref()).await?;
         warnings.extend(prompts.warnings.iter().cloned());
-        let scoring = super::scoring_record(
+        let scoring = scoring_record(
             pins,
             judge.info(),
             &prompts,
@@ -81,6 +84,123 @@ impl ScoringSession {
 
     /// The questions of one side, with this session's prompts.
     pub fn prepare(&self, export: &Export) -> Result<PreparedSide, Error> {
-        prepare::prepare_side(export, self.prompts.prompts.as_ref())
+        questions::prepare_side(export, self.prompts.prompts.as_ref())
+    }
+}
+
+/// The judge of a run, built once and opened (preflight, prompts) at most once, when the first
+/// server whose definitions changed needs it; every later server shares the session.
+pub(crate) struct JudgeSlot {
+    judge: Option<Result<Arc<dyn Judge>, Error>>,
+    session: Option<Result<ScoringSession, Error>>,
+}
+
+impl JudgeSlot {
+    pub(crate) fn new(judge: Result<Arc<dyn Judge>, Error>) -> JudgeSlot {
+        JudgeSlot {
+            judge: Some(judge),
+            session: None,
+        }
+    }
+
+    pub(crate) async fn session(
+        &mut self,
+        opts: &JudgeOptions,
+        pins: &Pins,
+        sharing: Sharing,
+        progress: &Arc<dyn Progress>,
+    ) -> Result<&mut ScoringSession, Error> {
+        let cannot_run = "the definitions changed and need a judge, but the judge cannot run";
+        if self.session.is_none() {
+            let opened = match self.judge.take() {
+                Some(Ok(judge)) => {
+                    ScoringSession::open(
+                        judge,
+                        opts,
+                        pins,
+                        sharing,
+                        Arc::clone(progress),
+                        Some(cannot_run),
+                    )
+                    .await
+                }
+                Some(Err(e)) => Err(e.context(cannot_run)),
+                None => Err(Error::internal("the judge was taken twice")),
+            };
+            self.session = Some(opened);
+        }
+        match self.session.as_mut() {
+            Some(Ok(session)) => Ok(session),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Error::internal("no scoring session")),
+        }
+    }
+}
+
+/// What the report says about how a run scored.
+fn scoring_record(
+    pins: &Pins,
+    info: JudgeInfo,
+    prompts: &PromptSet,
+    share_identical_questions: bool,
+    concurrency: usize,
+) -> Scoring {
+    Scoring {
+        scoring_digest: build::scoring_digest(pins, &info),
+        judge: info,
+        version_digest: pins.digest().to_string(),
+        pins_embedded: pins.is_embedded(),
+        prompts: Some(prompts.origin.clone()),
+        share_identical_questions,
+        concurrency,
+    }
+}
+
+/// Scores one export once with the configured judge.
+pub async fn score_once(
+    export: &Export,
+    opts: &JudgeOptions,
+    progress: Arc<dyn Progress>,
+) -> Result<ScoredOnce, Error> {
+    let pins = crate::spec::load_pins(opts.pins.as_deref())?;
+    let judge = build::build(opts, &pins)?;
+    let mut warnings = Vec::new();
+    if !pins.is_embedded() {
+        warnings.push("scored with custom pins: not the calibrated configuration".to_string());
+    }
+    if export.tools.is_empty() {
+        return Err(Error::new(
+            Stage::Score,
+            "the export lists no tools; there is nothing to score",
+        )
+        .with_advice("check that the server registers its tools before answering tools/list"));
+    }
+    let session =
+        ScoringSession::open(judge, opts, &pins, Sharing::default(), progress, None).await?;
+    warnings.extend(session.warnings.iter().cloned());
+    let prepared = session.prepare(export)?;
+    let (scoring, scorer) = (session.scoring, session.scorer);
+    let (side, calls) = scorer.score_side(&prepared).await?;
+    Ok(ScoredOnce {
+        scoring,
+        side,
+        calls,
+        warnings,
+    })
+}
+
+/// The scorer `--check` recomputes a static judge's answers with: the static rules, one question
+/// at a time, no progress shown.
+pub(crate) fn static_scorer(pins: &Pins, share_identical: bool) -> Scorer {
+    Scorer {
+        judge: Arc::new(StaticJudge::new()),
+        weights: pins.weights(),
+        retries: pins.retries(),
+        concurrency: 1,
+        share_identical,
+        progress: Arc::new(NoProgress),
+        memo: Default::default(),
+        // A rule judge answers the same question the same way; nothing to reuse by rule.
+        reuse_unchanged: false,
     }
 }

@@ -227,7 +227,7 @@ async fn score_runs_against_the_loopback_messages_api() {
     let setup = Setup::new();
     let export =
         tdqs_gate::export::file::read_export(&export_file(setup.dir.path(), "careful")).unwrap();
-    let scored = gate::score_once(
+    let scored = tdqs_gate::score::session::score_once(
         &export,
         &setup.judge(JudgeMode::Anthropic, Some(KEY_VAR)),
         Arc::new(NoProgress),
