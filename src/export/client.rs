@@ -43,7 +43,8 @@ use tokio::time::Instant;
 
 use crate::export::http::HttpFault;
 use crate::export::line_check;
-use crate::export::model::{ExportLimits, LaunchSpec};
+use crate::export::LaunchSpec;
+use tdqs_core::export::ExportLimits;
 use crate::export::process::{
     describe_status, redact_error, reproduce_line, run_setups, shell_command, spec_redactor,
     tail_or_empty, ReadError, ServerProcess, SetupEvent, Shutdown, ShutdownStep, StdoutLine,

@@ -61,7 +61,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::{Config, ServerConfig};
-use crate::export::model::{ExportLimits, HttpTarget, LaunchSpec, SetupCommand};
+use crate::export::{HttpTarget, LaunchSpec, SetupCommand};
+use tdqs_core::export::ExportLimits;
 use crate::platform::path_search::{self, EmptyEntry};
 use tdqs_core::error::{Error, Result, Stage};
 use tdqs_core::redact::NameContext;

@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::config::Config;
 use crate::export::client::list_tools_observed;
 use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
-use crate::export::ExportLimits;
+use tdqs_core::export::ExportLimits;
 use crate::revision::{self, Side};
 use crate::progress::{Progress, ProgressEvent};
 use tdqs_core::error::Error;

@@ -7,7 +7,8 @@ use std::process::Command;
 use tdqs_core::error::{Error, Stage};
 use tdqs_gate::config::Config;
 use tdqs_gate::export::launch::{ensure_program, HostEnv, LaunchOptions, LaunchPlan};
-use tdqs_gate::export::{ExportLimits, LaunchSpec};
+use tdqs_core::export::ExportLimits;
+use tdqs_gate::export::LaunchSpec;
 use tdqs_gate::revision;
 
 use crate::support::gitrepo::GitRepo;
