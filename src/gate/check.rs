@@ -588,7 +588,7 @@ async fn fresh_exports_match(
 /// exports and summarised the same way.
 async fn check_summarised(
     report: &Report,
-    omitted: &tdqs_core::report::summary::Omitted,
+    omitted: &tdqs_core::report::Omitted,
     pins: &Pins,
     base: &tdqs_core::export::Export,
     head: &tdqs_core::export::Export,
