@@ -7,6 +7,7 @@ pub mod args;
 mod commands;
 mod eval_cmd;
 pub mod output;
+mod resolve;
 
 use std::io::Write;
 use std::process::ExitCode;

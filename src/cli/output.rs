@@ -139,3 +139,10 @@ pub(crate) fn setup_line(side: &str, event: &SetupEvent) -> String {
         ),
     }
 }
+
+/// A line on stderr, unless `--quiet`.
+pub(crate) fn say(verbosity: Verbosity, text: &str) {
+    if verbosity != Verbosity::Quiet {
+        let _ = writeln!(std::io::stderr(), "{}", redact(text));
+    }
+}
