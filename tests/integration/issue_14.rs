@@ -69,7 +69,7 @@ fn issue_14_item_2_read_only_reference_tools_are_not_contradictions() {
         let a004: Vec<&str> = report
             .findings
             .iter()
-            .filter(|f| f.code == tdqs_gate::lint::rules::Code::A004)
+            .filter(|f| f.code == tdqs_gate::lint::catalogue::Code::A004)
             .map(|f| f.message.as_str())
             .collect();
         assert!(a004.is_empty(), "{name}: {a004:?}");
@@ -83,7 +83,7 @@ fn issue_14_item_2_read_only_reference_tools_are_not_contradictions() {
     assert!(report
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::A004));
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::A004));
 }
 
 #[test]
@@ -92,12 +92,12 @@ fn issue_14_item_2_silently_disclosed_is_no_concealment() {
     assert!(!report
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::M002));
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M002));
     let report = lint_corpus("gitlab");
     assert!(!report
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::M002));
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M002));
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn issue_14_item_2_generated_titles_are_not_parameter_descriptions() {
     assert!(report
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::P001
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::P001
             && f.tool.as_deref() == Some("git_status")
             && f.parameter.as_deref() == Some("repo_path")));
 }
@@ -169,7 +169,7 @@ fn issue_14_item_3_large_server_output_stays_under_100_kb_and_names_every_pair()
     let notes = report
         .findings
         .iter()
-        .filter(|f| f.code == tdqs_gate::lint::rules::Code::D013)
+        .filter(|f| f.code == tdqs_gate::lint::catalogue::Code::D013)
         .count();
     assert!((1..=20).contains(&notes), "{notes} repeated-note findings");
 }
@@ -193,7 +193,7 @@ fn issue_14_item_3_a_template_shared_by_many_tools_is_one_finding() {
     let d005: Vec<&lint::Finding> = report
         .findings
         .iter()
-        .filter(|f| f.code == tdqs_gate::lint::rules::Code::D005)
+        .filter(|f| f.code == tdqs_gate::lint::catalogue::Code::D005)
         .collect();
     assert_eq!(d005.len(), 1, "one group finding, not 499,500 pairs");
     assert_eq!(
@@ -310,7 +310,7 @@ fn issue_14_item_5_text_addressed_to_the_judge_lowers_never_raises_the_static_sc
             report
                 .findings
                 .iter()
-                .any(|f| f.code == tdqs_gate::lint::rules::Code::M005),
+                .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M005),
             "{aimed:?} is not reported as addressing the judge"
         );
     }
@@ -321,7 +321,7 @@ fn issue_14_item_5_text_addressed_to_the_judge_lowers_never_raises_the_static_sc
             !report
                 .findings
                 .iter()
-                .any(|f| f.code == tdqs_gate::lint::rules::Code::M005),
+                .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M005),
             "{name}"
         );
     }
