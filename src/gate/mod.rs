@@ -399,7 +399,8 @@ async fn selection_check(
         draft.warnings.insert(
             0,
             format!(
-                "the head's mean TDQS rose while selection fell significantly ({} of {} cases                  fell, p = {:.4}): the definitions read better to the judge and route worse",
+                "the head's mean TDQS rose while selection fell significantly ({} of {} cases \
+                 fell, p = {:.4}): the definitions read better to the judge and route worse",
                 check.test.worse,
                 check.cases.len(),
                 check.test.p_value
