@@ -1,7 +1,9 @@
-//! A minimal MCP client over stdio that does exactly what a host does before it shows tools to a
-//! model: handshake, then `tools/list` through every page. It never calls a tool.
+//! A minimal MCP client that does exactly what a host does before it shows tools to a model:
+//! handshake, then `tools/list` through every page. It never calls a tool. It speaks over stdio
+//! to a server process it starts, or over Streamable HTTP to a URL (`super::http`); the
+//! session logic is the same for both, only the [`Transport`] differs.
 //!
-//! Messages are newline-delimited JSON-RPC 2.0. The only methods this client sends are
+//! Messages are JSON-RPC 2.0 (newline-delimited on stdio). The only methods this client sends are
 //! `initialize`, `notifications/initialized`, `server/discover` and `tools/list`, plus replies to
 //! requests the server makes while it waits (`ping` is answered with `{}`, everything else with
 //! `-32601 Method not found`: answering `roots/list` or `sampling/createMessage` would need
