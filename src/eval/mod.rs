@@ -134,7 +134,7 @@ pub(crate) async fn live_judge(opts: &JudgeOptions) -> Result<Arc<dyn Judge>, Er
 }
 
 /// Asks one selection question, through the cache.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 async fn ask_live(
     identity: &LiveIdentity,
     judge: Option<&Arc<dyn Judge>>,

@@ -268,7 +268,7 @@ pub(super) fn failed(opts: &GateOptions, e: Error) -> Outcome {
 }
 
 /// Exports, checks and decides one server in the shared trees.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 async fn one_server(
     opts: &GateOptions,
     progress: &Arc<dyn Progress>,

@@ -2,7 +2,7 @@
 //! and path, in order, the last one repeating (a [`Script`]), or from any closure, with every
 //! request recorded. Nothing here reaches the network.
 
-#![allow(dead_code)]
+#![expect(dead_code)]
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
