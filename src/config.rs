@@ -758,8 +758,8 @@ fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfi
         startup_timeout: raw.startup_timeout.map(|s| s.0),
         request_timeout: raw.request_timeout.map(|s| s.0),
         setup_timeout: raw.setup_timeout.map(|s| s.0),
-        max_message_bytes: size_limit(&raw.max_message_bytes, "max-message-bytes", text, path)?,
-        max_listing_bytes: size_limit(&raw.max_listing_bytes, "max-listing-bytes", text, path)?,
+        max_message_bytes: size_limit(raw.max_message_bytes.as_ref(), "max-message-bytes", text, path)?,
+        max_listing_bytes: size_limit(raw.max_listing_bytes.as_ref(), "max-listing-bytes", text, path)?,
         isolate_home: raw.isolate_home.unwrap_or(true),
         pass_env,
         package_cache: raw.package_cache.unwrap_or(true),
@@ -787,7 +787,7 @@ fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfi
 }
 
 fn size_limit(
-    value: &Option<Spanned<i64>>,
+    value: Option<&Spanned<i64>>,
     key: &str,
     text: &str,
     path: &Path,

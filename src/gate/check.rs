@@ -657,8 +657,16 @@ pub async fn run(path: &Path, opts: &GateOptions, progress: Arc<dyn Progress>) -
         }
         // The current exports: sides named explicitly, else the revisions the report records.
         let mut current = opts.clone();
-        current.base = from_report(&report.base_revision, &report.base_commit, &opts.base)?;
-        current.head = from_report(&report.head_revision, &report.head_commit, &opts.head)?;
+        current.base = from_report(
+            report.base_revision.as_deref(),
+            report.base_commit.as_deref(),
+            &opts.base,
+        )?;
+        current.head = from_report(
+            report.head_revision.as_deref(),
+            report.head_commit.as_deref(),
+            &opts.head,
+        )?;
         progress.event(ProgressEvent::Note(
             "exporting the current base and head".to_string(),
         ));
@@ -761,8 +769,16 @@ async fn check_monorepo(
     // The current exports: both sides checked out once, each server exported from them.
     let first = &report.servers[0].report;
     let mut current = opts.clone();
-    current.base = from_report(&first.base_revision, &first.base_commit, &opts.base)?;
-    current.head = from_report(&first.head_revision, &first.head_commit, &opts.head)?;
+    current.base = from_report(
+        first.base_revision.as_deref(),
+        first.base_commit.as_deref(),
+        &opts.base,
+    )?;
+    current.head = from_report(
+        first.head_revision.as_deref(),
+        first.head_commit.as_deref(),
+        &opts.head,
+    )?;
     if let (SideSource::ExportDir(_), SideSource::ExportDir(_)) = (&current.base, &current.head) {
         return check_from_folders(report, &pins, &current).await;
     }
@@ -844,15 +860,15 @@ async fn check_from_folders(
 /// The side to export now: given explicitly, else the one the report records (a recorded
 /// revision at its recorded commit: a branch may have moved).
 fn from_report(
-    recorded: &Option<String>,
-    commit: &Option<String>,
+    recorded: Option<&str>,
+    commit: Option<&str>,
     given: &SideSource,
 ) -> Result<SideSource, Error> {
     match given {
-        SideSource::Revision(r) if r.is_empty() => match recorded.as_deref() {
+        SideSource::Revision(r) if r.is_empty() => match recorded {
             Some(tdqs_core::export::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
             Some(rev) => Ok(SideSource::Revision(
-                commit.clone().unwrap_or_else(|| rev.to_string()),
+                commit.unwrap_or(rev).to_string(),
             )),
             None => Err(Error::usage(
                 "the report was made from export files; pass --base-export and \

@@ -104,13 +104,12 @@ impl Draft {
         medians: Option<decide::Medians>,
         error: Option<&Error>,
     ) -> Report {
-        let label = |s: &Option<sides::SideExport>| {
-            s.as_ref()
-                .map(|s| (s.revision.clone(), s.commit.clone()))
+        let label = |s: Option<&sides::SideExport>| {
+            s.map(|s| (s.revision.clone(), s.commit.clone()))
                 .unwrap_or_default()
         };
         let ((base_revision, base_commit), (head_revision, head_commit)) =
-            (label(&self.base), label(&self.head));
+            (label(self.base.as_ref()), label(self.head.as_ref()));
         // Moved, not copied: a 10,000-tool export is large.
         let base_export = self.base.map(|s| s.export);
         let head_export = self.head.map(|s| s.export);

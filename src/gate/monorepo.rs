@@ -348,10 +348,10 @@ pub(super) async fn export_pair(
     crate::platform::harden::end_detached();
     let temporary = |side: &Side| side.is_temporary().then(|| side.root.clone());
     let b = b
-        .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), &base.commit))
+        .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), base.commit.as_deref()))
         .map_err(|e| e.context("base"))?;
     let mut h = h
-        .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), &head.commit))
+        .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), head.commit.as_deref()))
         .map_err(|e| e.context("head"))?;
     h.decision = prepared.decision;
     h.blind = prepared.blind.clone();
