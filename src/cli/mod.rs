@@ -71,35 +71,6 @@ pub(crate) fn print_invalid(error: &Error) {
     let _ = writeln!(err, "INVALID: {}", redact(&error.summary()));
 }
 
-/// Resolves on Ctrl-C, SIGTERM (how CI systems cancel a job), SIGHUP (the terminal closed) or
-/// SIGQUIT, naming the signal. All four end the run the same way: cleanup, then INVALID.
-async fn interrupted() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        async fn on(kind: SignalKind) {
-            match signal(kind) {
-                Ok(mut stream) => {
-                    stream.recv().await;
-                }
-                // Without a handler the signal keeps its default action; never resolve here.
-                Err(_) => std::future::pending::<()>().await,
-            }
-        }
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => "Ctrl-C",
-            _ = on(SignalKind::terminate()) => "SIGTERM",
-            _ = on(SignalKind::hangup()) => "SIGHUP",
-            _ = on(SignalKind::quit()) => "SIGQUIT",
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
-    }
-}
-
 fn run(cli: Cli) -> ExitCode {
     let verbosity = verbosity(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -119,7 +90,7 @@ fn run(cli: Cli) -> ExitCode {
     let verdict = runtime.block_on(async {
         tokio::select! {
             verdict = commands::dispatch(cli, verbosity) => verdict,
-            signal = interrupted() => {
+            signal = crate::platform::signals::interrupted() => {
                 // Dropping the command's future runs every guard: server process groups are
                 // killed and temporary worktrees removed before we exit.
                 print_invalid(&Error::new(Stage::Interrupted, format!("interrupted ({signal})"))

@@ -1053,12 +1053,8 @@ enum ProgramFile {
 fn executable_status(path: &Path) -> ProgramFile {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => {
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                if meta.permissions().mode() & 0o111 == 0 {
-                    return ProgramFile::NoExecBit;
-                }
+            if !crate::platform::file_modes::has_exec_bit(&meta) {
+                return ProgramFile::NoExecBit;
             }
             ProgramFile::Runnable
         }

@@ -3,9 +3,11 @@
 //! ([`ownership`]), files that appear whole ([`atomic`]) and are opened only when regular
 //! ([`safe_file`]), finding a program on a `PATH` ([`path_search`]), HTTP clients
 //! ([`http_client`]) and child processes in their own process group, stopped TERM → grace → KILL
-//! with their pipes drained ([`process`]).
+//! with their pipes drained ([`process`]), file modes and links ([`file_modes`]) and the signals
+//! that end a run ([`signals`]).
 
 pub mod atomic;
+pub mod file_modes;
 pub mod harden;
 pub mod http_client;
 pub mod ownership;
@@ -13,3 +15,4 @@ pub mod path_search;
 pub mod process;
 pub mod procfs;
 pub mod safe_file;
+pub mod signals;
