@@ -75,10 +75,10 @@ pub const EXCLUDED_ENV_PREFIXES: [&str; 2] = ["ANTHROPIC_", "CLAUDE_"];
 /// Variables that are never given to a server (besides the caller's list).
 pub const EXCLUDED_ENV_NAMES: [&str; 1] = ["OPENAI_API_KEY"];
 
-/// Host variables every server gets (when set).
 /// Set for every server unless configured otherwise: Python hashes strings with this seed.
 pub(crate) const PYTHON_HASH_SEED: (&str, &str) = ("PYTHONHASHSEED", "0");
 
+/// Host variables every server gets (when set).
 const BASE_ENV: [&str; 16] = [
     "PATH",
     "LANG",
