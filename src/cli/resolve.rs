@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::gate::{JudgeMode, JudgeOptions, ServerOptions, SideSource};
+use crate::gate::{self, JudgeMode, JudgeOptions, ServerOptions, SideSource};
 use tdqs_core::error::Error;
 use tdqs_core::export::Era;
 
