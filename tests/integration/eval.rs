@@ -719,7 +719,7 @@ pub(crate) mod gate_check {
         // The whole sentence: one space between its words, wherever it is shown.
         assert_eq!(
             report.warnings[0],
-            "the head's mean TDQS rose while selection fell significantly (18 of 18 cases fell, \
+            "the head's mean TDQS rose while selection fell significantly (18 of 22 cases fell, \
              p = 0.0000): the definitions read better to the judge and route worse"
         );
         // The JSON report keeps its schema, and the Markdown summary shows the check.
