@@ -20,11 +20,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::score::session::{ScoringSession, Sharing};
 use crate::judge::build::{self, JudgeOptions};
 use crate::judge::Judge;
-use crate::report::write::atomic_write;
 use crate::progress::{Progress, ProgressEvent};
+use crate::report::write::atomic_write;
+use crate::score::session::{ScoringSession, Sharing};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::redact::redact;

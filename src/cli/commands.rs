@@ -11,8 +11,8 @@ use tdqs_core::redact::redact;
 
 use super::args::*;
 use super::output::{say, StderrProgress, Verbosity};
-use super::resolve::{judge_options, lint_config, one_export, server_options};
 use super::print_invalid;
+use super::resolve::{judge_options, lint_config, one_export, server_options};
 
 pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
     let result = match cli.command {

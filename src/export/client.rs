@@ -45,16 +45,16 @@ use tokio::time::Instant;
 
 use crate::export::http::HttpFault;
 use crate::export::line_check;
-use crate::export::LaunchSpec;
-use tdqs_core::export::ExportLimits;
 use crate::export::process::{
     describe_status, redact_error, reproduce_line, run_setups, shell_command, spec_redactor,
     tail_or_empty, ReadError, ServerProcess, SetupEvent, Shutdown, ShutdownStep, StdoutLine,
     WriteError,
 };
 use crate::export::transport::{PortWait, RecvError, SendError, Transport};
+use crate::export::LaunchSpec;
 use tdqs_core::digest::json_kind;
 use tdqs_core::error::{Error, Stage};
+use tdqs_core::export::ExportLimits;
 use tdqs_core::export::{Era, ProbeProfile, RawListing};
 
 /// Protocol revisions this client knows. The first four use the `initialize` handshake; the

@@ -62,9 +62,9 @@ use serde_json::Value;
 
 use crate::config::{Config, ServerConfig};
 use crate::export::{HttpTarget, LaunchSpec, SetupCommand};
-use tdqs_core::export::ExportLimits;
 use crate::platform::path_search::{self, EmptyEntry};
 use tdqs_core::error::{Error, Result, Stage};
+use tdqs_core::export::ExportLimits;
 use tdqs_core::redact::NameContext;
 
 /// Host manifests, in the order they are looked for.

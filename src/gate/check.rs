@@ -867,9 +867,7 @@ fn from_report(
     match given {
         SideSource::Revision(r) if r.is_empty() => match recorded {
             Some(tdqs_core::export::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
-            Some(rev) => Ok(SideSource::Revision(
-                commit.unwrap_or(rev).to_string(),
-            )),
+            Some(rev) => Ok(SideSource::Revision(commit.unwrap_or(rev).to_string())),
             None => Err(Error::usage(
                 "the report was made from export files; pass --base-export and \
                  --head-export (or --base / --head) to check it",

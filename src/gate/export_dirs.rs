@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{monorepo, sides, Draft, GateOptions, Outcome, SideSource};
-use crate::score::session::JudgeSlot;
 use crate::config::is_valid_server_name;
 use crate::progress::{Progress, ProgressEvent};
+use crate::score::session::JudgeSlot;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::export::{Export, ExportSource, RawListing};
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};

@@ -14,11 +14,11 @@ use std::sync::Arc;
 
 use super::sides::{self, Trees};
 use super::{Draft, GateOptions, Outcome, ServerOptions};
-use crate::score::session::JudgeSlot;
 use crate::config::{is_valid_server_name, Config};
+use crate::progress::{Progress, ProgressEvent};
 use crate::report::write;
 use crate::revision::Side;
-use crate::progress::{Progress, ProgressEvent};
+use crate::score::session::JudgeSlot;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};

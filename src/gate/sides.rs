@@ -12,10 +12,10 @@ use std::path::Path;
 use crate::config::Config;
 use crate::export::client::list_tools_observed;
 use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
-use tdqs_core::export::ExportLimits;
-use crate::revision::{self, Side};
 use crate::progress::{Progress, ProgressEvent};
+use crate::revision::{self, Side};
 use tdqs_core::error::Error;
+use tdqs_core::export::ExportLimits;
 use tdqs_core::export::{Export, ExportSource, ProbeProfile};
 
 use super::{GateOptions, ServerOptions, SideSource};
@@ -183,7 +183,8 @@ async fn export_side(
     let result = export_in(&side, plan, probe, progress, side_name).await;
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
-    let export = result.map_err(|e| reproducible(e, temporary_root.as_deref(), commit.as_deref()))?;
+    let export =
+        result.map_err(|e| reproducible(e, temporary_root.as_deref(), commit.as_deref()))?;
     closed?;
     Ok(export)
 }

@@ -184,14 +184,8 @@ mod tests {
         let c = LintConfig::from_toml(Some(&t)).map_err(|e| e.render());
         let c = c.as_ref().map_err(String::as_str);
         assert_eq!(c.map(|c| c.level(Code::D012)), Ok(None));
-        assert_eq!(
-            c.map(|c| c.level(Code::A003)),
-            Ok(Some(Severity::Warning))
-        );
-        assert_eq!(
-            c.map(|c| c.level(Code::D001)),
-            Ok(Some(Severity::Error))
-        );
+        assert_eq!(c.map(|c| c.level(Code::A003)), Ok(Some(Severity::Warning)));
+        assert_eq!(c.map(|c| c.level(Code::D001)), Ok(Some(Severity::Error)));
         assert_eq!(c.map(|c| c.fail_on), Ok(Some(FailOn::Warning)));
         assert_eq!(c.map(|c| c.fail_under), Ok(Some(60.0)));
     }

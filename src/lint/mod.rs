@@ -25,9 +25,9 @@ use serde_json::Value;
 
 use tdqs_core::export::Export;
 
+pub use catalogue::{Finding, Severity};
 pub use config::{FailOn, LintConfig};
 pub use render::{render_json, render_sarif, render_text};
-pub use catalogue::{Finding, Severity};
 pub use scorecard::Scorecard;
 
 /// Version of the rules; any change that can move a finding or a score bumps it, and reports

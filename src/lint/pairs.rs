@@ -21,8 +21,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::facts::ToolFacts;
 use super::catalogue::{Code, Finding};
+use super::facts::ToolFacts;
 use super::text;
 
 /// A word held by more tools than this is common vocabulary: it does not make two tools

@@ -82,8 +82,7 @@ pub fn render_text(report: &LintReport) -> String {
         }
     }
     // Keyed by the published form: the key at the end lists codes in text order.
-    let mut info_codes: std::collections::BTreeMap<&str, Code> =
-        std::collections::BTreeMap::new();
+    let mut info_codes: std::collections::BTreeMap<&str, Code> = std::collections::BTreeMap::new();
     for card in &report.scorecards {
         let findings = by_tool.remove(card.tool.as_str()).unwrap_or_default();
         out.push_str(&format!(

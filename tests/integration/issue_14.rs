@@ -346,7 +346,8 @@ fn issue_14_item_4_tool_prompts_are_rendered_when_asked_with_one_shared_name_lis
         coherence_system: get("coherence_system"),
         coherence_user: get("coherence_user"),
     };
-    let side = tdqs_gate::score::questions::prepare_side(&export, Some(&prompts)).expect("prepared");
+    let side =
+        tdqs_gate::score::questions::prepare_side(&export, Some(&prompts)).expect("prepared");
     let questions: Vec<&tdqs_gate::judge::Question> = side
         .tools
         .iter()
