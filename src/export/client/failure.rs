@@ -251,7 +251,12 @@ pub(super) fn exited_cause(
 
 /// No answer in time: the advice depends on the transport and on which wait ran out (a slow
 /// start, a request that never returns, a stalled HTTP stream).
-pub(super) fn timeout_cause(server: &str, request: &str, wait: &Wait, url: Option<&str>) -> (String, String) {
+pub(super) fn timeout_cause(
+    server: &str,
+    request: &str,
+    wait: &Wait,
+    url: Option<&str>,
+) -> (String, String) {
     (
         format!(
             "{server} did not answer {request} within {} ({})",
@@ -347,7 +352,11 @@ pub(super) fn listing_too_large_cause(server: &str, limit: usize) -> (String, St
 }
 
 /// The started HTTP server never listened: most often it was not told the port.
-pub(super) fn port_never_opened_cause(server: &str, address: &str, wait: &Wait) -> (String, String) {
+pub(super) fn port_never_opened_cause(
+    server: &str,
+    address: &str,
+    wait: &Wait,
+) -> (String, String) {
     (
         format!(
             "{server} did not open its port ({address}) within {} ({})",
@@ -362,7 +371,11 @@ pub(super) fn port_never_opened_cause(server: &str, address: &str, wait: &Wait) 
 }
 
 /// A modern server and the gate share no protocol version: name what each side offered.
-pub(super) fn no_common_version_cause(server: &str, offered: &str, supported: &[String]) -> (String, String) {
+pub(super) fn no_common_version_cause(
+    server: &str,
+    offered: &str,
+    supported: &[String],
+) -> (String, String) {
     (
         format!(
             "{server} supports none of the protocol versions the gate speaks (offered \
@@ -380,7 +393,12 @@ pub(super) fn no_common_version_cause(server: &str, offered: &str, supported: &[
 }
 
 /// Cause and advice for an HTTP fault.
-pub(super) fn http_cause(server: &str, doing: &str, fault: HttpFault, url: Option<&str>) -> (String, String) {
+pub(super) fn http_cause(
+    server: &str,
+    doing: &str,
+    fault: HttpFault,
+    url: Option<&str>,
+) -> (String, String) {
     let url = url.unwrap_or("the URL");
     match fault {
         HttpFault::Connect { err } => (

@@ -205,7 +205,11 @@ pub(super) fn parse_manifest(file: &str, text: &str) -> Result<Vec<(String, Mani
         .collect()
 }
 
-pub(super) fn parse_manifest_entry(file: &str, name: &str, entry: &Value) -> Result<ManifestServer> {
+pub(super) fn parse_manifest_entry(
+    file: &str,
+    name: &str,
+    entry: &Value,
+) -> Result<ManifestServer> {
     let invalid = |what: String| {
         Error::new(Stage::Config, format!("{file}: server \"{name}\": {what}"))
             .with_advice(format!("fix the entry in {file}, or start the server with --command or tdqs-gate.toml [server]"))

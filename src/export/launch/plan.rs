@@ -418,7 +418,10 @@ impl ServerTable<'_> {
 
     /// The manifest entry's `env`, then `[server] env` over it; the gate's own credentials are
     /// refused.
-    pub(super) fn env(&self, manifest_env: Vec<(String, Template)>) -> Result<Vec<(String, Template)>> {
+    pub(super) fn env(
+        &self,
+        manifest_env: Vec<(String, Template)>,
+    ) -> Result<Vec<(String, Template)>> {
         let mut env = manifest_env;
         for (name, value) in &self.server.env {
             if self.secrets.excluded(name) {

@@ -73,7 +73,12 @@ pub(super) fn push_text(parts: &mut Vec<Part>, text: &str) {
 
 /// A configuration or manifest string: `{root}`, `${workspaceFolder}`, `${NAME}`,
 /// `${NAME:-default}` and `${env:NAME}`.
-pub(super) fn expand(text: &str, host: &HostEnv, secrets: &Secrets<'_>, origin: &str) -> Result<Template> {
+pub(super) fn expand(
+    text: &str,
+    host: &HostEnv,
+    secrets: &Secrets<'_>,
+    origin: &str,
+) -> Result<Template> {
     let mut parts = Vec::new();
     expand_into(text, host, secrets, origin, &mut parts)?;
     Ok(Template {

@@ -225,8 +225,8 @@ fn programs_are_found_on_the_servers_path_or_relative_to_its_cwd() {
             .ok(),
         tool.canonicalize().ok()
     );
-    let err = locate_program("plain", dir.path(), Some(&path), "o")
-        .expect_err("not executable on PATH");
+    let err =
+        locate_program("plain", dir.path(), Some(&path), "o").expect_err("not executable on PATH");
     assert!(
         err.cause.contains("`plain`") && err.cause.contains("(from o)"),
         "{}",
@@ -236,8 +236,7 @@ fn programs_are_found_on_the_servers_path_or_relative_to_its_cwd() {
     assert!(err.cause.contains("not executable"), "{}", err.cause);
     let err = locate_program("bin/none", dir.path(), None, "o").expect_err("missing");
     assert!(err.cause.contains("does not exist"), "{}", err.cause);
-    let err =
-        locate_program("python server.py", dir.path(), Some(&path), "o").expect_err("spaces");
+    let err = locate_program("python server.py", dir.path(), Some(&path), "o").expect_err("spaces");
     assert!(
         err.advice.as_deref().unwrap_or("").contains("args"),
         "{:?}",

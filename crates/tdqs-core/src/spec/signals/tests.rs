@@ -152,8 +152,7 @@ fn optional_parts_cost_nothing() {
         "required": ["id"],
     });
     assert_eq!(cost(schema), (1, 1, 0, 1));
-    let only_optional =
-        json!({"type": "object", "properties": {"verbose": {"type": "boolean"}}});
+    let only_optional = json!({"type": "object", "properties": {"verbose": {"type": "boolean"}}});
     assert_eq!(cost(only_optional), (0, 1, 0, 0));
 }
 
@@ -273,8 +272,7 @@ fn branches_naming_only_required_use_the_parents_properties() {
 fn depth_is_capped_at_ten() {
     let mut schema = strings(&["leaf"]);
     for _ in 0..14 {
-        schema =
-            json!({"type": "object", "properties": {"next": schema}, "required": ["next"]});
+        schema = json!({"type": "object", "properties": {"next": schema}, "required": ["next"]});
     }
     assert_eq!(cost(schema), (10, 10, 0, 10 + 2 * 9));
 }
