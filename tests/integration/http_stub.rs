@@ -2,7 +2,7 @@
 //! and path, in order, the last one repeating (a [`Script`]), or from any closure, with every
 //! request recorded. Nothing here reaches the network.
 
-#![expect(dead_code)]
+#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -14,7 +14,7 @@
 //! // ... exercise the code ...
 //! assert_eq!(server.request_count(), 1);
 //! ```
-#![expect(dead_code)] // a shared helper: each test module uses part of it
+#![allow(dead_code)] // a shared helper: each test module uses part of it
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
