@@ -13,7 +13,8 @@ use std::sync::Arc;
 use super::decision::{step, Step};
 use crate::judge::static_judge::StaticJudge;
 use crate::judge::Judge;
-use crate::score::side::{NoProgress, Progress, ProgressEvent, Scorer};
+use crate::progress::{Progress, ProgressEvent};
+use crate::score::{questions, session};
 use tdqs_core::arith::Weights;
 use tdqs_core::decide::{DecisionRule, RuleInUse};
 use tdqs_core::error::{Error, Stage};
@@ -282,19 +283,9 @@ async fn rescore_static_on(
     if scoring.judge.mode != "static" || report.pairs.is_empty() {
         return Ok(());
     }
-    let base = super::prepare::prepare_side(base, None)?;
-    let head = super::prepare::prepare_side(head, None)?;
-    let scorer = Scorer {
-        judge: Arc::new(StaticJudge::new()),
-        weights: pins.weights(),
-        retries: pins.retries(),
-        concurrency: 1,
-        share_identical: scoring.share_identical_questions,
-        progress: Arc::new(NoProgress),
-        memo: Default::default(),
-        // A rule judge answers the same question the same way; nothing to reuse by rule.
-        reuse_unchanged: false,
-    };
+    let base = questions::prepare_side(base, None)?;
+    let head = questions::prepare_side(head, None)?;
+    let scorer = session::static_scorer(pins, scoring.share_identical_questions);
     for (i, recorded) in report.pairs.iter().enumerate() {
         let (mut b, mut h, calls) = scorer.score_pair(&base, &head).await?;
         if let Some(names) = omitted {
@@ -639,7 +630,7 @@ async fn fresh_exports_match(
 /// exports and summarised the same way.
 async fn check_summarised(
     report: &Report,
-    omitted: &tdqs_core::report::summary::Omitted,
+    omitted: &tdqs_core::report::Omitted,
     pins: &Pins,
     base: &tdqs_core::export::Export,
     head: &tdqs_core::export::Export,
@@ -736,13 +727,13 @@ pub async fn run(
         // The current exports: sides named explicitly, else the revisions the report records.
         let current = opts.exporting(
             from_report(
-                &report.base_revision,
-                &report.base_commit,
+                report.base_revision.as_deref(),
+                report.base_commit.as_deref(),
                 opts.base.as_ref(),
             )?,
             from_report(
-                &report.head_revision,
-                &report.head_commit,
+                report.head_revision.as_deref(),
+                report.head_commit.as_deref(),
                 opts.head.as_ref(),
             )?,
         );
@@ -952,8 +943,8 @@ async fn check_monorepo(
     // The current exports: both sides checked out once, each server exported from them.
     let first = &report.servers[0].report;
     let mut current = opts.exporting(
-        from_report(&first.base_revision, &first.base_commit, opts.base.as_ref())?,
-        from_report(&first.head_revision, &first.head_commit, opts.head.as_ref())?,
+        from_report(first.base_revision.as_deref(), first.base_commit.as_deref(), opts.base.as_ref())?,
+        from_report(first.head_revision.as_deref(), first.head_commit.as_deref(), opts.head.as_ref())?,
     );
     let settings = super::base_settings::SettingsSource::of(&current);
     let config = settings.config(current.repo.as_deref())?;
@@ -1087,18 +1078,16 @@ async fn check_from_folders(
 /// The side to export now: given explicitly, else the one the report records (a recorded
 /// revision at its recorded commit: a branch may have moved).
 fn from_report(
-    recorded: &Option<String>,
-    commit: &Option<String>,
+    recorded: Option<&str>,
+    commit: Option<&str>,
     given: Option<&SideSource>,
 ) -> Result<SideSource, Error> {
     if let Some(given) = given {
         return Ok(given.clone());
     }
-    match recorded.as_deref() {
+    match recorded {
         Some(tdqs_core::export::WORKING_TREE_LABEL) => Ok(SideSource::WorkingTree),
-        Some(rev) => Ok(SideSource::Revision(
-            commit.clone().unwrap_or_else(|| rev.to_string()),
-        )),
+        Some(rev) => Ok(SideSource::Revision(commit.unwrap_or(rev).to_string())),
         None => Err(Error::usage(
             "the report was made from export files; pass --base-export and \
              --head-export (or --base / --head) to check it",

@@ -25,9 +25,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{monorepo, sides, Draft, GateOptions, JudgeSlot, Outcome, SideSource};
+use super::{monorepo, sides, Draft, GateOptions, Outcome, SideSource};
 use crate::config::is_valid_server_name;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
+use crate::score::session::JudgeSlot;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::export::{Export, ExportSource, RawListing};
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};

@@ -7,10 +7,11 @@
 //! [`should_fail`] says so: for `lint`, failing its threshold is the lint's "block". Errors
 //! (a server that will not start, a bad config) are INVALID, exit 2.
 //!
-//! Rule families, codes and their rationale are in `docs/lint.md`; [`rules::RULES`] is the
+//! Rule families, codes and their rationale are in `docs/lint.md`; [`catalogue::RULES`] is the
 //! catalogue. The facts and word lists are shared with the static judge
 //! ([`crate::judge::static_judge`]).
 
+pub mod catalogue;
 pub mod config;
 pub mod facts;
 pub mod pairs;
@@ -24,9 +25,9 @@ use serde_json::Value;
 
 use tdqs_core::export::Export;
 
+pub use catalogue::{Finding, Severity};
 pub use config::{FailOn, LintConfig};
 pub use render::{render_json, render_sarif, render_text};
-pub use rules::{Finding, Severity};
 pub use scorecard::Scorecard;
 
 /// Version of the rules; any change that can move a finding or a score bumps it, and reports
@@ -49,7 +50,7 @@ pub struct LintReport {
     /// The mean scorecard total in tenths (rounded half up once).
     pub average_tenths: u32,
     /// Codes the configuration turned off.
-    pub disabled: Vec<rules::Code>,
+    pub disabled: Vec<catalogue::Code>,
     /// A file the findings point at in SARIF (the export file or the config that launches the
     /// server); set by the caller.
     pub artifact: Option<String>,

@@ -21,8 +21,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::catalogue::{Code, Finding};
 use super::facts::ToolFacts;
-use super::rules::{name_key, Code, Finding};
 use super::text;
 
 /// A word held by more tools than this is common vocabulary: it does not make two tools
@@ -537,5 +537,27 @@ fn pair_finding(
             ),
             vec![b.name.clone()],
         )
+    }
+}
+
+/// The words a name reduces to: case, separators, trailing digits and plurals ignored.
+fn name_key(name: &str) -> Vec<String> {
+    text::name_tokens(name)
+        .into_iter()
+        .map(|t| t.trim_end_matches(|c: char| c.is_ascii_digit()).to_string())
+        .filter(|t| !t.is_empty())
+        .map(|t| text::singular(&t))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_keys_equate_case_and_digits() {
+        assert_eq!(name_key("getUser"), name_key("get_user"));
+        assert_eq!(name_key("ticket"), name_key("ticket2"));
+        assert_ne!(name_key("get_user"), name_key("get_users_list"));
     }
 }
