@@ -96,3 +96,28 @@ pub fn symlink_file(target: &Path, link: &Path) -> std::io::Result<()> {
 pub fn symlink_file(target: &Path, link: &Path) -> std::io::Result<()> {
     std::os::windows::fs::symlink_file(target, link)
 }
+
+/// What a folder entry that is not a regular file is (a FIFO, a socket, a device, a link, a
+/// folder), for a refusal that names it.
+pub fn kind_name(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO (named pipe)";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "device";
+        }
+    }
+    if kind.is_symlink() {
+        "symbolic link"
+    } else if kind.is_dir() {
+        "folder"
+    } else {
+        "special file"
+    }
+}
