@@ -52,10 +52,9 @@ pass-env = ["UV_CACHE_DIR", "UV_CACHE_DIR", "NPM_CONFIG_CACHE"]
 
 #[test]
 fn command_with_args_keeps_the_program_whole() {
-    let config = parse(
-        "[server]\ncommand = \"/opt/my tools/server\"\nargs = [\"--stdio\", \"{root}\"]\n",
-    )
-    .expect("valid");
+    let config =
+        parse("[server]\ncommand = \"/opt/my tools/server\"\nargs = [\"--stdio\", \"{root}\"]\n")
+            .expect("valid");
     assert_eq!(
         config.server.expect("server").command,
         Some(vec![
@@ -117,8 +116,7 @@ fn bad_values_are_located() {
     let err = parse("[server]\ncommand = \"x\"\nrequest-timeout = 60000\n").expect_err("ms");
     assert!(err.cause.contains("milliseconds"), "{}", err.cause);
 
-    let err =
-        parse("[server]\ncommand = \"x\"\nrequest-timeout = \"60s\"\n").expect_err("string");
+    let err = parse("[server]\ncommand = \"x\"\nrequest-timeout = \"60s\"\n").expect_err("string");
     assert!(err.cause.contains("seconds"), "{}", err.cause);
 
     let err = parse("[server]\ncommand = [\"a\"]\nargs = [\"b\"]\n").expect_err("twice");
@@ -130,8 +128,7 @@ fn bad_values_are_located() {
     let err = parse("[server]\ncommand = \"  \"\n").expect_err("empty");
     assert!(err.cause.contains("empty"), "{}", err.cause);
 
-    let err =
-        parse("[server]\ncommand = \"x\"\nsetup = [\"ok\", []]\n").expect_err("empty setup");
+    let err = parse("[server]\ncommand = \"x\"\nsetup = [\"ok\", []]\n").expect_err("empty setup");
     assert!(err.cause.contains("setup command 2"), "{}", err.cause);
 
     let err =
@@ -142,12 +139,10 @@ fn bad_values_are_located() {
         err.cause
     );
 
-    let err =
-        parse("[server]\ncommand = \"x\"\nenv = { PORT = 8080 }\n").expect_err("env type");
+    let err = parse("[server]\ncommand = \"x\"\nenv = { PORT = 8080 }\n").expect_err("env type");
     assert!(err.cause.contains(":3:"), "{}", err.cause);
 
-    let err =
-        parse("[server]\ncommand = \"x\"\npass-env = [\"HOME=1\"]\n").expect_err("pass-env");
+    let err = parse("[server]\ncommand = \"x\"\npass-env = [\"HOME=1\"]\n").expect_err("pass-env");
     assert!(err.cause.contains("pass-env"), "{}", err.cause);
 }
 
@@ -243,8 +238,7 @@ fn duplicate_missing_and_unsafe_names_are_refused() {
     )
     .expect_err("duplicate");
     assert!(
-        err.cause.contains(":5:")
-            && err.cause.contains("two [[server]] tables are named `api`"),
+        err.cause.contains(":5:") && err.cause.contains("two [[server]] tables are named `api`"),
         "{}",
         err.cause
     );
@@ -254,8 +248,7 @@ fn duplicate_missing_and_unsafe_names_are_refused() {
     assert!(err.cause.contains("has no `name`"), "{}", err.cause);
 
     for bad in ["", "../x", "a b", "-x", "é"] {
-        let err =
-            parse(&format!("[[server]]\nname = {bad:?}\ncommand = \"a\"\n")).expect_err(bad);
+        let err = parse(&format!("[[server]]\nname = {bad:?}\ncommand = \"a\"\n")).expect_err(bad);
         assert!(err.cause.contains("is not 1 to 64"), "{bad}: {}", err.cause);
     }
     let err = parse("[server]\nname = \"api\"\ncommand = \"a\"\n").expect_err("name");
@@ -271,10 +264,9 @@ fn duplicate_missing_and_unsafe_names_are_refused() {
 
 #[test]
 fn mixed_server_tables_are_refused_with_the_fix() {
-    let err = parse(
-        "[server]\ncommand = \"a\"\n\n[[server]] # second\nname = \"b\"\ncommand = \"b\"\n",
-    )
-    .expect_err("mixed");
+    let err =
+        parse("[server]\ncommand = \"a\"\n\n[[server]] # second\nname = \"b\"\ncommand = \"b\"\n")
+            .expect_err("mixed");
     assert_eq!(err.stage, Stage::Config);
     assert!(
         err.cause.contains("line 1") && err.cause.contains("line 4"),

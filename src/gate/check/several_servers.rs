@@ -65,8 +65,16 @@ pub(super) async fn check_monorepo(
     // The current exports: both sides checked out once, each server exported from them.
     let first = &report.servers[0].report;
     let mut current = opts.exporting(
-        from_report(first.base_revision.as_deref(), first.base_commit.as_deref(), opts.base.as_ref())?,
-        from_report(first.head_revision.as_deref(), first.head_commit.as_deref(), opts.head.as_ref())?,
+        from_report(
+            first.base_revision.as_deref(),
+            first.base_commit.as_deref(),
+            opts.base.as_ref(),
+        )?,
+        from_report(
+            first.head_revision.as_deref(),
+            first.head_commit.as_deref(),
+            opts.head.as_ref(),
+        )?,
     );
     let settings = crate::gate::base_settings::SettingsSource::of(&current);
     let config = settings.config(current.repo.as_deref())?;
