@@ -22,6 +22,7 @@ pub mod gate;
 pub mod judge;
 pub mod lint;
 pub mod platform;
+pub mod progress;
 pub mod report;
 pub mod revision;
 pub mod score;

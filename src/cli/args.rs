@@ -105,10 +105,10 @@ pub struct ServerArgs {
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
     pub timeout: Option<u64>,
     /// Longest accepted server message (one stdout line), in bytes (default 16 MiB).
-    #[arg(long, value_name = "BYTES", value_parser = crate::export::model::parse_size_limit)]
+    #[arg(long, value_name = "BYTES", value_parser = tdqs_core::export::parse_size_limit)]
     pub max_message_bytes: Option<usize>,
     /// Most bytes a server may write to stdout while listing its tools (default 32 MiB).
-    #[arg(long, value_name = "BYTES", value_parser = crate::export::model::parse_size_limit)]
+    #[arg(long, value_name = "BYTES", value_parser = tdqs_core::export::parse_size_limit)]
     pub max_listing_bytes: Option<usize>,
     /// The protocol version offered in `initialize` (default 2025-11-25).
     #[arg(long, value_name = "VERSION")]

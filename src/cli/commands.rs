@@ -3,19 +3,18 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::gate::{self, GateOptions, JudgeMode, JudgeOptions, ServerOptions, SideSource};
+use crate::gate::{self, GateOptions, SideSource};
 use tdqs_core::error::Error;
 use tdqs_core::exit::Verdict;
-use tdqs_core::export::Era;
 // Everything printed is for a terminal: escape sequences stripped, secrets masked, control
 // characters shown as escapes.
 use tdqs_core::redact::for_terminal as redact;
 
 use super::args::*;
-use super::output::{StderrProgress, Verbosity};
+use super::output::{say, StderrProgress, Verbosity};
 use super::print_invalid;
+use super::resolve::{judge_options, lint_config, one_export, server_options};
 
 pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
     let result = match cli.command {
@@ -37,80 +36,6 @@ pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
             Verdict::Invalid
         }
     }
-}
-
-pub(super) fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
-    let capabilities = match &args.capabilities {
-        None => None,
-        Some(text) => Some(
-            serde_json::from_str::<serde_json::Value>(text)
-                .map_err(|e| format!("--capabilities is not valid JSON: {e}"))
-                .and_then(|v| match v {
-                    serde_json::Value::Object(_) => Ok(v),
-                    other => Err(format!(
-                        "--capabilities must be a JSON object, not {}",
-                        tdqs_core::digest::json_kind(&other)
-                    )),
-                })
-                .map_err(|cause| {
-                    Error::usage(cause)
-                        .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
-                })?,
-        ),
-    };
-    Ok(ServerOptions {
-        command: args.command.clone(),
-        url: args.url.clone(),
-        server: match args.server.as_slice() {
-            [one] => Some(one.clone()),
-            _ => None,
-        },
-        servers: args.server.clone(),
-        timeout: args.timeout.map(Duration::from_secs),
-        max_message_bytes: args.max_message_bytes,
-        max_listing_bytes: args.max_listing_bytes,
-        protocol_version: args.protocol_version.clone(),
-        era: args.era.map(|e| match e {
-            EraArg::Auto => Era::Auto,
-            EraArg::Legacy => Era::Legacy,
-            EraArg::Modern => Era::Modern,
-        }),
-        capabilities,
-        settings_rev: None,
-        sandbox: args.sandbox.map(|mode| match mode {
-            SandboxArg::Auto => crate::platform::sandbox::SandboxMode::Auto,
-            SandboxArg::On => crate::platform::sandbox::SandboxMode::On,
-            SandboxArg::Off => crate::platform::sandbox::SandboxMode::Off,
-        }),
-    })
-}
-
-pub(super) fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
-    if args.concurrency == 0 {
-        return Err(Error::usage("--concurrency must be at least 1"));
-    }
-    if args.batch && args.judge != JudgeKind::Anthropic {
-        return Err(Error::usage("--batch works only with --judge anthropic")
-            .with_advice("add --judge anthropic, or drop --batch"));
-    }
-    Ok(JudgeOptions {
-        mode: match args.judge {
-            JudgeKind::ClaudeCode => JudgeMode::ClaudeCode,
-            JudgeKind::Anthropic => JudgeMode::Anthropic,
-            JudgeKind::Openai => JudgeMode::Openai,
-            JudgeKind::Static => JudgeMode::Static,
-        },
-        pins: args.pins.clone(),
-        cache_dir: args.cache_dir.clone(),
-        spec_url: args.spec_url.clone(),
-        token_env: args.token_env.clone(),
-        concurrency: args.concurrency,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        claude: args.claude.clone(),
-        call_timeout: args.call_timeout.map(Duration::from_secs),
-        batch: args.batch,
-    })
 }
 
 /// `--base-exports DIR --head-exports DIR`: both folders or neither, and nothing else for the
@@ -205,12 +130,6 @@ fn tool_drop(value: Option<f64>) -> Result<Option<tdqs_core::arith::Tenths>, Err
             })
         })
         .transpose()
-}
-
-pub(super) fn say(verbosity: Verbosity, text: &str) {
-    if verbosity != Verbosity::Quiet {
-        let _ = writeln!(std::io::stderr(), "{}", redact(text));
-    }
 }
 
 async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
@@ -398,33 +317,6 @@ async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdic
     Ok(Verdict::Pass)
 }
 
-/// One side's export for `score` and `lint`: the given export file, or the revision (default:
-/// the working tree) exported by starting its server.
-pub(super) async fn one_export(
-    file: &Option<std::path::PathBuf>,
-    rev: &Option<String>,
-    repo: &RepoArgs,
-    server: &ServerArgs,
-    secrets: &[String],
-    progress: &dyn crate::score::side::Progress,
-) -> Result<tdqs_core::export::Export, Error> {
-    if let Some(path) = file {
-        return crate::export::file::read_export(path);
-    }
-    let source = match rev {
-        Some(rev) => SideSource::Revision(rev.clone()),
-        None => SideSource::WorkingTree,
-    };
-    gate::sides::export_one(
-        repo.repo.as_deref(),
-        &source,
-        &server_options(server)?,
-        secrets,
-        progress,
-    )
-    .await
-}
-
 /// Says where the badge went, or why it could not be written (a warning: the verdict and the
 /// report stand).
 fn badge_written(path: &Path, result: Result<(), Error>, verbosity: Verbosity) {
@@ -451,15 +343,15 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     let judge = judge_options(&args.judge)?;
     let secrets = crate::judge::build::secret_env_names(&judge);
     let export = one_export(
-        &args.export,
-        &args.rev,
+        args.export.as_deref(),
+        args.rev.as_deref(),
         &args.repo,
         &args.server,
         &secrets,
         progress.as_ref(),
     )
     .await?;
-    let scored = gate::score_once(&export, &judge, progress.clone()).await;
+    let scored = crate::score::session::score_once(&export, &judge, progress.clone()).await;
     progress.finish();
     let scored = scored?;
     if let Some(path) = &args.badge {
@@ -476,27 +368,12 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     Ok(Verdict::Pass)
 }
 
-/// The `[lint]` table of the working tree's tdqs-gate.toml, when there is one.
-pub(super) fn lint_config(
-    repo: Option<&std::path::Path>,
-) -> Result<(crate::lint::LintConfig, Option<String>), Error> {
-    // Linting an export file or a plain folder needs no repository: then the folder's own
-    // tdqs-gate.toml, if any, applies.
-    let root = super::repo_root::working_folder(repo)?;
-    let Some(root) = root else {
-        return Ok((crate::lint::LintConfig::default(), None));
-    };
-    let config = crate::config::Config::load(&root)?;
-    let lint = crate::lint::LintConfig::from_toml(config.as_ref().and_then(|c| c.lint.as_ref()))?;
-    Ok((lint, config.map(|c| c.path.display().to_string())))
-}
-
 async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     use crate::lint::{self, FailOn};
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
     let export = one_export(
-        &args.export,
-        &args.rev,
+        args.export.as_deref(),
+        args.rev.as_deref(),
         &args.repo,
         &args.server,
         &[],

@@ -13,11 +13,12 @@
 use std::sync::Arc;
 
 use super::sides::{self, Trees};
-use super::{Draft, GateOptions, JudgeSlot, Outcome, ServerOptions};
+use super::{Draft, GateOptions, Outcome, ServerOptions};
 use crate::config::{is_valid_server_name, Config};
+use crate::progress::{Progress, ProgressEvent};
 use crate::report::write;
 use crate::revision::Side;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::score::session::JudgeSlot;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
@@ -270,7 +271,7 @@ pub(crate) struct RunConfigs<'a> {
 }
 
 /// Exports, checks and decides one server in the shared trees.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 async fn one_server(
     opts: &GateOptions,
     progress: &Arc<dyn Progress>,
@@ -372,10 +373,10 @@ pub(super) async fn export_pair(
     crate::platform::harden::end_detached();
     let temporary = |side: &Side| side.is_temporary().then(|| side.root.clone());
     let b = b
-        .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), &base.commit))
+        .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), base.commit.as_deref()))
         .map_err(|e| e.context("base"))?;
     let mut h = h
-        .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), &head.commit))
+        .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), head.commit.as_deref()))
         .map_err(|e| e.context("head"))?;
     h.decision = prepared.decision;
     h.blind = prepared.blind.clone();

@@ -12,10 +12,10 @@ use std::path::Path;
 use crate::config::Config;
 use crate::export::client::list_tools_observed;
 use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
-use crate::export::ExportLimits;
+use crate::progress::{Progress, ProgressEvent};
 use crate::revision::{self, Side};
-use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::error::Error;
+use tdqs_core::export::ExportLimits;
 use tdqs_core::export::{Export, ExportSource, ProbeProfile};
 
 use super::{GateOptions, ServerOptions, SideSource};
@@ -310,7 +310,8 @@ async fn export_side(
     let result = export_in(&side, plan, probe, progress, side_name).await;
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
-    let export = result.map_err(|e| reproducible(e, temporary_root.as_deref(), &commit))?;
+    let export =
+        result.map_err(|e| reproducible(e, temporary_root.as_deref(), commit.as_deref()))?;
     closed?;
     Ok(export)
 }
@@ -320,7 +321,7 @@ async fn export_side(
 pub(super) fn reproducible(
     mut e: Error,
     temporary_root: Option<&Path>,
-    commit: &Option<String>,
+    commit: Option<&str>,
 ) -> Error {
     if let (Some(root), Some(commit), Some(cmd)) = (temporary_root, commit, &e.reproduce) {
         let root_text = root.display().to_string();
