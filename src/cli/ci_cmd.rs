@@ -14,8 +14,7 @@ use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::redact::redact;
 
-use super::args::{GateArgs, SideArgs};
-use super::ci_args::*;
+use super::args::*;
 use super::commands::{gate_options, print_outcome};
 use super::output::{say, StderrProgress, Verbosity};
 use super::resolve::server_options;

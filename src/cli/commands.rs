@@ -16,28 +16,6 @@ use super::output::{say, StderrProgress, Verbosity};
 use super::print_invalid;
 use super::resolve::{judge_options, lint_config, one_export, server_options};
 
-pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
-    let result = match cli.command {
-        None => gate_command(cli.gate, verbosity).await,
-        Some(Command::Gate(args)) => gate_command(args, verbosity).await,
-        Some(Command::Export(args)) => export_command(args, verbosity).await,
-        Some(Command::Score(args)) => score_command(args, verbosity).await,
-        Some(Command::Lint(args)) => lint_command(args, verbosity).await,
-        Some(Command::Eval(args)) => super::eval_cmd::eval_command(args, verbosity).await,
-        Some(Command::InstallHook(args)) => install_hook_command(args),
-        Some(Command::Ci(args)) => super::ci_cmd::ci_command(args, verbosity).await,
-        Some(Command::Check(args)) => check_command(args, verbosity).await,
-        Some(Command::Calibrate(args)) => calibrate_command(args, verbosity).await,
-    };
-    match result {
-        Ok(verdict) => verdict,
-        Err(e) => {
-            print_invalid(&e);
-            Verdict::Invalid
-        }
-    }
-}
-
 /// `--base-exports DIR --head-exports DIR`: both folders or neither, and nothing else for the
 /// sides.
 fn export_dirs(args: &SideArgs) -> Result<Option<(SideSource, SideSource)>, Error> {
@@ -132,7 +110,7 @@ fn tool_drop(value: Option<f64>) -> Result<Option<tdqs_core::arith::Tenths>, Err
         .transpose()
 }
 
-async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     let progress = Arc::new(StderrProgress::new(verbosity));
     let opts = gate_options(&args)
         .and_then(|mut opts| {
@@ -181,7 +159,7 @@ pub(super) fn report_dir(args: &ReportDirArgs, repo: &RepoArgs) -> PathBuf {
 
 /// `check REPORT`: the sides given explicitly (with `--base` alone, the head is the working
 /// tree), else the ones the report records.
-async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     let (base, head) = given_sides(&args.sides)?;
     let head = match (&base, head) {
         (Some(_), None) => Some(SideSource::WorkingTree),
@@ -212,7 +190,10 @@ async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Result<Verdict,
     Ok(print_outcome(outcome, verbosity))
 }
 
-async fn calibrate_command(args: CalibrateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn calibrate_command(
+    args: CalibrateArgs,
+    verbosity: Verbosity,
+) -> Result<Verdict, Error> {
     let opts = crate::calibrate::CalibrateOptions {
         capture: args.capture,
         runs: args.runs,
@@ -271,7 +252,10 @@ pub(super) fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Ver
     outcome.verdict
 }
 
-async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn export_command(
+    args: ExportArgs,
+    verbosity: Verbosity,
+) -> Result<Verdict, Error> {
     let mut server = server_options(&args.server)?;
     server.settings_rev = args.settings_rev.clone();
     if args.list_servers {
@@ -335,7 +319,7 @@ fn badge_written(path: &Path, result: Result<(), Error>, verbosity: Verbosity) {
     }
 }
 
-async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     if let Some(badge) = &args.badge {
         crate::report::badge::check_path(badge)?;
     }
@@ -368,7 +352,7 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     Ok(Verdict::Pass)
 }
 
-async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     use crate::lint::{self, FailOn};
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
     let export = one_export(
@@ -415,7 +399,7 @@ async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, E
     Ok(Verdict::Pass)
 }
 
-fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {
+pub(super) fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {
     if let Some(extra) = args.args.as_deref() {
         hook_args_parse(extra)?;
     }

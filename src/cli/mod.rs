@@ -4,7 +4,6 @@
 //! and Ctrl-C are INVALID (2); only a confirmed fall of the mean TDQS is BLOCK (1).
 
 pub mod args;
-pub mod ci_args;
 mod ci_cmd;
 mod commands;
 mod eval_cmd;
@@ -25,6 +24,7 @@ use tdqs_core::exit::{Verdict, INVALID, PASS};
 use tdqs_core::redact::for_terminal as redact;
 
 pub use args::Cli;
+use args::Command;
 use output::Verbosity;
 
 /// Runs the command line of this process and returns its exit code.
@@ -77,6 +77,30 @@ pub(crate) fn print_invalid(error: &Error) {
     let _ = writeln!(err, "INVALID: {}", redact(&error.summary()));
 }
 
+/// Runs one command: each subcommand's own module converts its arguments, calls the library
+/// and prints; an error is printed once, here, as INVALID.
+async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
+    let result = match cli.command {
+        None => commands::gate_command(cli.gate, verbosity).await,
+        Some(Command::Gate(args)) => commands::gate_command(args, verbosity).await,
+        Some(Command::Export(args)) => commands::export_command(args, verbosity).await,
+        Some(Command::Score(args)) => commands::score_command(args, verbosity).await,
+        Some(Command::Lint(args)) => commands::lint_command(args, verbosity).await,
+        Some(Command::Eval(args)) => eval_cmd::eval_command(args, verbosity).await,
+        Some(Command::InstallHook(args)) => commands::install_hook_command(args),
+        Some(Command::Ci(args)) => ci_cmd::ci_command(args, verbosity).await,
+        Some(Command::Check(args)) => commands::check_command(args, verbosity).await,
+        Some(Command::Calibrate(args)) => commands::calibrate_command(args, verbosity).await,
+    };
+    match result {
+        Ok(verdict) => verdict,
+        Err(e) => {
+            print_invalid(&e);
+            Verdict::Invalid
+        }
+    }
+}
+
 fn run(cli: Cli) -> ExitCode {
     let verbosity = verbosity(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -108,7 +132,7 @@ fn run(cli: Cli) -> ExitCode {
                     .with_advice("nothing was decided; run the gate again"));
                 Verdict::Invalid
             }
-            verdict = commands::dispatch(cli, verbosity) => verdict,
+            verdict = dispatch(cli, verbosity) => verdict,
         }
     });
     // A stuck child must not hold the process open.

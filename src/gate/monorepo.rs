@@ -19,7 +19,7 @@ use crate::progress::{Progress, ProgressEvent};
 use crate::report::write;
 use crate::revision::Side;
 use crate::score::session::JudgeSlot;
-use tdqs_core::error::{Error, Stage};
+use tdqs_core::error::Error;
 use tdqs_core::exit::Verdict;
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
 use tdqs_core::report::{Report, ReportError};
@@ -209,22 +209,6 @@ pub(super) fn eval_over_several(what: &str) -> Error {
     .with_advice(
         "gate the server the cases are written for on its own, with --server NAME and --eval, \
          and the others without --eval",
-    )
-}
-
-/// Why a server the change removed is INVALID, and how an intended removal gets through.
-pub(crate) fn removed_server_error(name: &str) -> Error {
-    Error::new(
-        Stage::Config,
-        format!(
-            "server `{name}` is in the base revision's tdqs-gate.toml but not in the head's: a \
-             server the change removes is not left out of the gate silently (the set of servers \
-             is the base revision's setting)"
-        ),
-    )
-    .with_advice(
-        "if the removal is intended, gate the remaining servers by name for this change (--server \
-         NAME for each, given by the workflow, not by the pull request)",
     )
 }
 
