@@ -1,5 +1,5 @@
 //! One eval run as reported: the mode and who selected, the cases, the figures, the cost, and
-//! the two roll-ups with their parts. Rendered as text by [`super::page`]; the engine writes it as
+//! the two roll-ups with their parts. Rendered as text by `eval::page`; the engine writes it as
 //! JSON.
 
 use serde::{Deserialize, Serialize};
@@ -65,11 +65,5 @@ impl EvalRun {
             schema_version: EVAL_SCHEMA_VERSION,
             run: self,
         }
-    }
-
-    /// The text report: mode first, then the figures, the per-tool table, the capture lines and
-    /// the two roll-ups with their parts.
-    pub fn render_text(&self) -> String {
-        crate::report::doc::text::render(&super::page::page(self))
     }
 }
