@@ -91,7 +91,7 @@ fn plan(head_root: &Path, server: &ServerOptions, secrets: &[String]) -> Result<
 
 /// With `[[server]]` tables, the one server a single-server command starts: the table named by
 /// `--server NAME`, or the only table, with its name. Without tables, the configuration as it is.
-#[allow(clippy::type_complexity)]
+#[expect(clippy::type_complexity)]
 fn one_server(
     config: Option<Config>,
     server: &ServerOptions,
@@ -623,7 +623,7 @@ pub(super) async fn obtain_from(
 /// One server's configurations in a single-server run: the base's settings (the table chosen
 /// from the base's file), the head's plan for the same server, and the options to start it. With
 /// an export file as the base there are no base settings: the head's file only picks the table.
-#[allow(clippy::type_complexity)]
+#[expect(clippy::type_complexity)]
 pub(super) fn one_server_configs(
     base_config: Option<&Config>,
     base_is_tree: bool,

@@ -349,13 +349,16 @@ fn omitted(report: &Report) -> Option<Block> {
 /// or nothing when neither side's export records one (export files from older versions,
 /// URL-only servers).
 fn sandbox_line(report: &Report) -> String {
-    let (base, head) = (record_of(&report.base), record_of(&report.head));
+    let (base, head) = (
+        record_of(report.base.as_ref()),
+        record_of(report.head.as_ref()),
+    );
     if base.is_none() && head.is_none() {
         return String::new();
     }
     format!("Sandbox: {}.\n", crate::sandbox::describe_sides(base, head))
 }
 
-fn record_of(export: &Option<crate::export::Export>) -> Option<&crate::sandbox::SandboxRecord> {
-    export.as_ref().and_then(|e| e.source.sandbox.as_ref())
+fn record_of(export: Option<&crate::export::Export>) -> Option<&crate::sandbox::SandboxRecord> {
+    export.and_then(|e| e.source.sandbox.as_ref())
 }
