@@ -91,7 +91,6 @@ fn plan(head_root: &Path, server: &ServerOptions, secrets: &[String]) -> Result<
 
 /// With `[[server]]` tables, the one server a single-server command starts: the table named by
 /// `--server NAME`, or the only table, with its name. Without tables, the configuration as it is.
-#[expect(clippy::type_complexity)]
 fn one_server(
     config: Option<Config>,
     server: &ServerOptions,
@@ -623,7 +622,6 @@ pub(super) async fn obtain_from(
 /// One server's configurations in a single-server run: the base's settings (the table chosen
 /// from the base's file), the head's plan for the same server, and the options to start it. With
 /// an export file as the base there are no base settings: the head's file only picks the table.
-#[expect(clippy::type_complexity)]
 pub(super) fn one_server_configs(
     base_config: Option<&Config>,
     base_is_tree: bool,
