@@ -23,6 +23,7 @@ pub mod judge;
 pub mod lint;
 pub mod locate;
 pub mod platform;
+pub mod progress;
 pub mod report;
 pub mod revision;
 pub mod score;

@@ -20,11 +20,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::gate::session::{ScoringSession, Sharing};
-use crate::judge::build::{self as judges, JudgeOptions};
+use crate::judge::build::{self, JudgeOptions};
 use crate::judge::Judge;
+use crate::progress::{Progress, ProgressEvent};
 use crate::report::write::atomic_write;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::score::session::{ScoringSession, Sharing};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::redact::redact;
@@ -59,7 +59,7 @@ pub async fn run(
     check_runs(opts.runs)?;
     let pins = crate::spec::load_pins(opts.judge.pins.as_deref())?;
     let capture = read_capture(&opts.capture, &pins)?;
-    let judge = judges::build(&opts.judge, &pins)?;
+    let judge = build::build(&opts.judge, &pins)?;
     calibrate(opts, pins, capture, judge, progress).await
 }
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::config::is_valid_server_name;
 use crate::gate::export_dirs::SINGLE;
 use crate::gate::{ServerOptions, SideSource};
-use crate::score::side::Progress;
+use crate::progress::Progress;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::redact::redact;
 

@@ -14,10 +14,10 @@ use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::redact::redact;
 
-use super::args::{GateArgs, SideArgs};
-use super::ci_args::*;
-use super::commands::{gate_options, print_outcome, say, server_options};
-use super::output::{StderrProgress, Verbosity};
+use super::args::*;
+use super::commands::{gate_options, print_outcome};
+use super::output::{say, StderrProgress, Verbosity};
+use super::resolve::server_options;
 
 pub(super) async fn ci_command(args: CiArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     match args.command {

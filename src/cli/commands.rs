@@ -3,115 +3,18 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::gate::{self, GateOptions, JudgeMode, JudgeOptions, ServerOptions, SideSource};
+use crate::gate::{self, GateOptions, SideSource};
 use tdqs_core::error::Error;
 use tdqs_core::exit::Verdict;
-use tdqs_core::export::Era;
 // Everything printed is for a terminal: escape sequences stripped, secrets masked, control
 // characters shown as escapes.
 use tdqs_core::redact::for_terminal as redact;
 
 use super::args::*;
-use super::output::{StderrProgress, Verbosity};
+use super::output::{say, StderrProgress, Verbosity};
 use super::print_invalid;
-
-pub(super) async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
-    let result = match cli.command {
-        None => gate_command(cli.gate, verbosity).await,
-        Some(Command::Gate(args)) => gate_command(args, verbosity).await,
-        Some(Command::Export(args)) => export_command(args, verbosity).await,
-        Some(Command::Score(args)) => score_command(args, verbosity).await,
-        Some(Command::Lint(args)) => lint_command(args, verbosity).await,
-        Some(Command::Eval(args)) => super::eval_cmd::eval_command(args, verbosity).await,
-        Some(Command::InstallHook(args)) => install_hook_command(args),
-        Some(Command::Ci(args)) => super::ci_cmd::ci_command(args, verbosity).await,
-        Some(Command::Check(args)) => check_command(args, verbosity).await,
-        Some(Command::Calibrate(args)) => calibrate_command(args, verbosity).await,
-    };
-    match result {
-        Ok(verdict) => verdict,
-        Err(e) => {
-            print_invalid(&e);
-            Verdict::Invalid
-        }
-    }
-}
-
-pub(super) fn server_options(args: &ServerArgs) -> Result<ServerOptions, Error> {
-    let capabilities = match &args.capabilities {
-        None => None,
-        Some(text) => Some(
-            serde_json::from_str::<serde_json::Value>(text)
-                .map_err(|e| format!("--capabilities is not valid JSON: {e}"))
-                .and_then(|v| match v {
-                    serde_json::Value::Object(_) => Ok(v),
-                    other => Err(format!(
-                        "--capabilities must be a JSON object, not {}",
-                        tdqs_core::digest::json_kind(&other)
-                    )),
-                })
-                .map_err(|cause| {
-                    Error::usage(cause)
-                        .with_advice("pass a JSON object, e.g. --capabilities '{\"roots\":{}}'")
-                })?,
-        ),
-    };
-    Ok(ServerOptions {
-        command: args.command.clone(),
-        url: args.url.clone(),
-        server: match args.server.as_slice() {
-            [one] => Some(one.clone()),
-            _ => None,
-        },
-        servers: args.server.clone(),
-        timeout: args.timeout.map(Duration::from_secs),
-        max_message_bytes: args.max_message_bytes,
-        max_listing_bytes: args.max_listing_bytes,
-        protocol_version: args.protocol_version.clone(),
-        era: args.era.map(|e| match e {
-            EraArg::Auto => Era::Auto,
-            EraArg::Legacy => Era::Legacy,
-            EraArg::Modern => Era::Modern,
-        }),
-        capabilities,
-        settings_rev: None,
-        sandbox: args.sandbox.map(|mode| match mode {
-            SandboxArg::Auto => crate::platform::sandbox::SandboxMode::Auto,
-            SandboxArg::On => crate::platform::sandbox::SandboxMode::On,
-            SandboxArg::Off => crate::platform::sandbox::SandboxMode::Off,
-        }),
-    })
-}
-
-pub(super) fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
-    if args.concurrency == 0 {
-        return Err(Error::usage("--concurrency must be at least 1"));
-    }
-    if args.batch && args.judge != JudgeKind::Anthropic {
-        return Err(Error::usage("--batch works only with --judge anthropic")
-            .with_advice("add --judge anthropic, or drop --batch"));
-    }
-    Ok(JudgeOptions {
-        mode: match args.judge {
-            JudgeKind::ClaudeCode => JudgeMode::ClaudeCode,
-            JudgeKind::Anthropic => JudgeMode::Anthropic,
-            JudgeKind::Openai => JudgeMode::Openai,
-            JudgeKind::Static => JudgeMode::Static,
-        },
-        pins: args.pins.clone(),
-        cache_dir: args.cache_dir.clone(),
-        spec_url: args.spec_url.clone(),
-        token_env: args.token_env.clone(),
-        concurrency: args.concurrency,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        claude: args.claude.clone(),
-        call_timeout: args.call_timeout.map(Duration::from_secs),
-        batch: args.batch,
-    })
-}
+use super::resolve::{judge_options, lint_config, one_export, server_options};
 
 /// `--base-exports DIR --head-exports DIR`: both folders or neither, and nothing else for the
 /// sides.
@@ -207,13 +110,7 @@ fn tool_drop(value: Option<f64>) -> Result<Option<tdqs_core::arith::Tenths>, Err
         .transpose()
 }
 
-pub(super) fn say(verbosity: Verbosity, text: &str) {
-    if verbosity != Verbosity::Quiet {
-        let _ = writeln!(std::io::stderr(), "{}", redact(text));
-    }
-}
-
-async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn gate_command(args: GateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     let progress = Arc::new(StderrProgress::new(verbosity));
     let opts = gate_options(&args)
         .and_then(|mut opts| {
@@ -262,7 +159,7 @@ pub(super) fn report_dir(args: &ReportDirArgs, repo: &RepoArgs) -> PathBuf {
 
 /// `check REPORT`: the sides given explicitly (with `--base` alone, the head is the working
 /// tree), else the ones the report records.
-async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     let (base, head) = given_sides(&args.sides)?;
     let head = match (&base, head) {
         (Some(_), None) => Some(SideSource::WorkingTree),
@@ -293,7 +190,10 @@ async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Result<Verdict,
     Ok(print_outcome(outcome, verbosity))
 }
 
-async fn calibrate_command(args: CalibrateArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn calibrate_command(
+    args: CalibrateArgs,
+    verbosity: Verbosity,
+) -> Result<Verdict, Error> {
     let opts = crate::calibrate::CalibrateOptions {
         capture: args.capture,
         runs: args.runs,
@@ -352,7 +252,10 @@ pub(super) fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Ver
     outcome.verdict
 }
 
-async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn export_command(
+    args: ExportArgs,
+    verbosity: Verbosity,
+) -> Result<Verdict, Error> {
     let mut server = server_options(&args.server)?;
     server.settings_rev = args.settings_rev.clone();
     if args.list_servers {
@@ -398,33 +301,6 @@ async fn export_command(args: ExportArgs, verbosity: Verbosity) -> Result<Verdic
     Ok(Verdict::Pass)
 }
 
-/// One side's export for `score` and `lint`: the given export file, or the revision (default:
-/// the working tree) exported by starting its server.
-pub(super) async fn one_export(
-    file: &Option<std::path::PathBuf>,
-    rev: &Option<String>,
-    repo: &RepoArgs,
-    server: &ServerArgs,
-    secrets: &[String],
-    progress: &dyn crate::score::side::Progress,
-) -> Result<tdqs_core::export::Export, Error> {
-    if let Some(path) = file {
-        return crate::export::file::read_export(path);
-    }
-    let source = match rev {
-        Some(rev) => SideSource::Revision(rev.clone()),
-        None => SideSource::WorkingTree,
-    };
-    gate::sides::export_one(
-        repo.repo.as_deref(),
-        &source,
-        &server_options(server)?,
-        secrets,
-        progress,
-    )
-    .await
-}
-
 /// Says where the badge went, or why it could not be written (a warning: the verdict and the
 /// report stand).
 fn badge_written(path: &Path, result: Result<(), Error>, verbosity: Verbosity) {
@@ -443,7 +319,7 @@ fn badge_written(path: &Path, result: Result<(), Error>, verbosity: Verbosity) {
     }
 }
 
-async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     if let Some(badge) = &args.badge {
         crate::report::badge::check_path(badge)?;
     }
@@ -451,15 +327,15 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     let judge = judge_options(&args.judge)?;
     let secrets = crate::judge::build::secret_env_names(&judge);
     let export = one_export(
-        &args.export,
-        &args.rev,
+        args.export.as_deref(),
+        args.rev.as_deref(),
         &args.repo,
         &args.server,
         &secrets,
         progress.as_ref(),
     )
     .await?;
-    let scored = gate::score_once(&export, &judge, progress.clone()).await;
+    let scored = crate::score::session::score_once(&export, &judge, progress.clone()).await;
     progress.finish();
     let scored = scored?;
     if let Some(path) = &args.badge {
@@ -474,21 +350,6 @@ async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Result<Verdict,
     };
     let _ = writeln!(std::io::stdout(), "{}", redact(&text));
     Ok(Verdict::Pass)
-}
-
-/// The `[lint]` table of the working tree's tdqs-gate.toml, when there is one.
-pub(super) fn lint_config(
-    repo: Option<&std::path::Path>,
-) -> Result<(crate::lint::LintConfig, Option<String>), Error> {
-    // Linting an export file or a plain folder needs no repository: then the folder's own
-    // tdqs-gate.toml, if any, applies.
-    let root = super::repo_root::working_folder(repo)?;
-    let Some(root) = root else {
-        return Ok((crate::lint::LintConfig::default(), None));
-    };
-    let config = crate::config::Config::load(&root)?;
-    let lint = crate::lint::LintConfig::from_toml(config.as_ref().and_then(|c| c.lint.as_ref()))?;
-    Ok((lint, config.map(|c| c.path.display().to_string())))
 }
 
 /// The tree `lint --sarif` finds source lines in: `--source`, else the working tree when that
@@ -511,7 +372,7 @@ fn lint_source_tree(args: &LintArgs) -> Result<Option<std::path::PathBuf>, Error
         .or_else(|| std::env::current_dir().ok()))
 }
 
-async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
+pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
     use crate::lint::{self, FailOn};
     if args.source.is_some() && !args.sarif {
         // Refused rather than ignored: only SARIF carries source lines today.
@@ -522,8 +383,8 @@ async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, E
     }
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
     let export = one_export(
-        &args.export,
-        &args.rev,
+        args.export.as_deref(),
+        args.rev.as_deref(),
         &args.repo,
         &args.server,
         &[],
@@ -571,7 +432,7 @@ async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, E
     Ok(Verdict::Pass)
 }
 
-fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {
+pub(super) fn install_hook_command(args: HookArgs) -> Result<Verdict, Error> {
     if let Some(extra) = args.args.as_deref() {
         hook_args_parse(extra)?;
     }

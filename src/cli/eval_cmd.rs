@@ -13,8 +13,8 @@ use tdqs_core::exit::Verdict;
 use tdqs_core::redact::for_terminal as redact;
 
 use super::args::{EvalArgs, EvalModeArg};
-use super::commands::{judge_options, lint_config, one_export, say};
-use super::output::{StderrProgress, Verbosity};
+use super::output::{say, StderrProgress, Verbosity};
+use super::resolve::{judge_options, lint_config, one_export};
 use crate::eval::{self, cache, suite, EvalOptions};
 
 /// The folder the case file and the cache are found in: the repository's working tree, else
@@ -110,8 +110,8 @@ async fn linted_export(
 ) -> Result<(tdqs_core::export::Export, crate::lint::LintReport), Error> {
     let (config, _) = lint_config(args.repo.repo.as_deref())?;
     let export = one_export(
-        &args.export,
-        &args.rev,
+        args.export.as_deref(),
+        args.rev.as_deref(),
         &args.repo,
         &args.server,
         secrets,

@@ -4,13 +4,13 @@
 //! and Ctrl-C are INVALID (2); only a confirmed fall of the mean TDQS is BLOCK (1).
 
 pub mod args;
-pub mod ci_args;
 mod ci_cmd;
 mod commands;
 mod eval_cmd;
 mod legacy;
 pub mod output;
 mod repo_root;
+mod resolve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -24,6 +24,7 @@ use tdqs_core::exit::{Verdict, INVALID, PASS};
 use tdqs_core::redact::for_terminal as redact;
 
 pub use args::Cli;
+use args::Command;
 use output::Verbosity;
 
 /// Runs the command line of this process and returns its exit code.
@@ -76,65 +77,26 @@ pub(crate) fn print_invalid(error: &Error) {
     let _ = writeln!(err, "INVALID: {}", redact(&error.summary()));
 }
 
-/// The handlers of Ctrl-C, SIGTERM (how CI systems cancel a job), SIGHUP (the terminal closed)
-/// and SIGQUIT, installed when this is made — before the command starts, so a signal at any
-/// moment after it (a worktree half made included) ends the run through cleanup, never by the
-/// default action. A handler that cannot be installed leaves that signal's default action.
-struct Signals {
-    #[cfg(unix)]
-    int: Option<tokio::signal::unix::Signal>,
-    #[cfg(unix)]
-    term: Option<tokio::signal::unix::Signal>,
-    #[cfg(unix)]
-    hup: Option<tokio::signal::unix::Signal>,
-    #[cfg(unix)]
-    quit: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    /// Installs the handlers; call inside the runtime's context.
-    fn install() -> Signals {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            Signals {
-                int: signal(SignalKind::interrupt()).ok(),
-                term: signal(SignalKind::terminate()).ok(),
-                hup: signal(SignalKind::hangup()).ok(),
-                quit: signal(SignalKind::quit()).ok(),
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            Signals {}
-        }
-    }
-
-    /// Resolves on the first of the signals, naming it. All four end the run the same way:
-    /// cleanup, then INVALID.
-    async fn interrupted(&mut self) -> &'static str {
-        #[cfg(unix)]
-        {
-            async fn recv(stream: &mut Option<tokio::signal::unix::Signal>) {
-                match stream {
-                    Some(stream) => {
-                        stream.recv().await;
-                    }
-                    // Without a handler the signal keeps its default action.
-                    None => std::future::pending::<()>().await,
-                }
-            }
-            tokio::select! {
-                _ = recv(&mut self.int) => "Ctrl-C",
-                _ = recv(&mut self.term) => "SIGTERM",
-                _ = recv(&mut self.hup) => "SIGHUP",
-                _ = recv(&mut self.quit) => "SIGQUIT",
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-            "Ctrl-C"
+/// Runs one command: each subcommand's own module converts its arguments, calls the library
+/// and prints; an error is printed once, here, as INVALID.
+async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
+    let result = match cli.command {
+        None => commands::gate_command(cli.gate, verbosity).await,
+        Some(Command::Gate(args)) => commands::gate_command(args, verbosity).await,
+        Some(Command::Export(args)) => commands::export_command(args, verbosity).await,
+        Some(Command::Score(args)) => commands::score_command(args, verbosity).await,
+        Some(Command::Lint(args)) => commands::lint_command(args, verbosity).await,
+        Some(Command::Eval(args)) => eval_cmd::eval_command(args, verbosity).await,
+        Some(Command::InstallHook(args)) => commands::install_hook_command(args),
+        Some(Command::Ci(args)) => ci_cmd::ci_command(args, verbosity).await,
+        Some(Command::Check(args)) => commands::check_command(args, verbosity).await,
+        Some(Command::Calibrate(args)) => commands::calibrate_command(args, verbosity).await,
+    };
+    match result {
+        Ok(verdict) => verdict,
+        Err(e) => {
+            print_invalid(&e);
+            Verdict::Invalid
         }
     }
 }
@@ -158,7 +120,7 @@ fn run(cli: Cli) -> ExitCode {
     // First, before the command can make anything that must be cleaned up.
     let mut signals = {
         let _context = runtime.enter();
-        Signals::install()
+        crate::platform::signals::Signals::install()
     };
     let verdict = runtime.block_on(async {
         tokio::select! {
@@ -170,7 +132,7 @@ fn run(cli: Cli) -> ExitCode {
                     .with_advice("nothing was decided; run the gate again"));
                 Verdict::Invalid
             }
-            verdict = commands::dispatch(cli, verbosity) => verdict,
+            verdict = dispatch(cli, verbosity) => verdict,
         }
     });
     // A stuck child must not hold the process open.

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
 use crate::export::process::SetupEvent;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
 // Everything printed is for a terminal: escape sequences stripped, secrets masked, control
 // characters shown as escapes.
 use tdqs_core::redact::for_terminal as redact;
@@ -139,5 +139,12 @@ pub(crate) fn setup_line(side: &str, event: &SetupEvent) -> String {
             if *ok { "finished" } else { "FAILED" },
             elapsed.as_secs_f64()
         ),
+    }
+}
+
+/// A line on stderr, unless `--quiet`.
+pub(crate) fn say(verbosity: Verbosity, text: &str) {
+    if verbosity != Verbosity::Quiet {
+        let _ = writeln!(std::io::stderr(), "{}", redact(text));
     }
 }

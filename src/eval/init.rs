@@ -33,7 +33,7 @@ pub struct Drafted {
 /// The confusable pairs lint reports (near-duplicate names, near-identical or overlapping
 /// descriptions): the targets of sibling cases.
 pub fn confusable_pairs(lint: &LintReport) -> Vec<(String, String)> {
-    use crate::lint::rules::Code;
+    use crate::lint::catalogue::Code;
     let mut pairs = Vec::new();
     for f in &lint.findings {
         if !matches!(f.code, Code::N001 | Code::D005 | Code::D006) {

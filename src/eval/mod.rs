@@ -134,7 +134,7 @@ pub(crate) async fn live_judge(opts: &JudgeOptions) -> Result<Arc<dyn Judge>, Er
 }
 
 /// Asks one selection question, through the cache.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 async fn ask_live(
     identity: &LiveIdentity,
     judge: Option<&Arc<dyn Judge>>,
@@ -287,7 +287,7 @@ fn tool_names(tools: &[Value]) -> Vec<String> {
 
 /// The ToolChoice-style composite's parts from the lint report and the figures (docs/eval.md).
 fn composite_parts(lint: &LintReport, m: &tdqs_core::eval::metrics::Metrics) -> [Option<f64>; 6] {
-    use crate::lint::rules::Code;
+    use crate::lint::catalogue::Code;
     let pct = |r: &tdqs_core::eval::metrics::Ratio| r.share().map(|s| s * 100.0);
     let cards = &lint.scorecards;
     let mean = |f: &dyn Fn(&crate::lint::scorecard::Scorecard) -> f64| {

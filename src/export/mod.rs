@@ -8,10 +8,10 @@ pub mod file;
 pub mod http;
 pub mod json_keys;
 pub mod launch;
+mod launch_spec;
 pub mod line_check;
-pub mod model;
 pub mod package_cache;
 pub mod process;
 pub mod transport;
 
-pub use model::*;
+pub use launch_spec::{HttpTarget, LaunchSpec, SetupCommand};

@@ -119,13 +119,7 @@ pub fn prepare(root: &Path) -> Result<()> {
             "make the folder writable, point {CACHE_ENV} at another absolute folder, or set {CACHE_ENV}=off"
         ))
     };
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
+    let builder = crate::platform::file_modes::private_dir_builder();
     builder.create(root).map_err(fail)?;
     for (_, sub) in CACHE_VARIABLES {
         builder.create(root.join(sub)).map_err(fail)?;

@@ -5,7 +5,7 @@
 //! [`crate::platform::process`] (group, TERM → grace → KILL, drop guard, drained pipes).
 //!
 //! Clean-up happens on every path:
-//! - [`ServerProcess::shutdown`] closes stdin, waits [`crate::export::ExportLimits::shutdown_grace`], sends
+//! - [`ServerProcess::shutdown`] closes stdin, waits [`tdqs_core::export::ExportLimits::shutdown_grace`], sends
 //!   SIGTERM to the group, waits again, sends SIGKILL, reaps the leader and finally sweeps the
 //!   group once more, so members that outlived the leader die too.
 //! - If a [`ServerProcess`] (or a setup command) is dropped without that — an error returned
@@ -15,7 +15,7 @@
 //!
 //! The server's stderr is drained all the time into a bounded ring buffer (a chatty server would
 //! otherwise block on a full pipe); its redacted tail goes into every error. Stdout is read with a
-//! bounded line reader that never buffers more than [`crate::export::ExportLimits::max_message_bytes`].
+//! bounded line reader that never buffers more than [`tdqs_core::export::ExportLimits::max_message_bytes`].
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -26,7 +26,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
-use crate::export::model::{LaunchSpec, SetupCommand};
+use crate::export::{LaunchSpec, SetupCommand};
 use crate::platform::process::{
     finish_drains, run_to_end_watched, spawn_drain, Ended, OutputTail, OwnedChild, RunRequest,
     StdoutTo, Stopped,
@@ -637,8 +637,8 @@ pub(crate) async fn run_setups(
 }
 
 /// Runs one setup command (for example a build) in `spec.cwd` with `spec.env`, within
-/// [`crate::export::ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
-/// [`crate::export::ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own
+/// [`tdqs_core::export::ExportLimits::setup_timeout`]. Its stdout and stderr are captured together (bounded by
+/// [`tdqs_core::export::ExportLimits::stderr_tail_bytes`]) and their tail is shown if it fails. It runs in its own
 /// process group, and whatever it leaves running in that group is killed when it ends.
 pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result<(), Error> {
     let timeout = spec.limits.setup_timeout;
@@ -818,7 +818,7 @@ mod tests {
             setup: Vec::new(),
             origin: "a unit test".into(),
             secret_env: Vec::new(),
-            limits: crate::export::model::ExportLimits::default(),
+            limits: tdqs_core::export::ExportLimits::default(),
             temp_home: None,
             reproduce_env: Vec::new(),
             http: None,

@@ -81,9 +81,9 @@ pub(crate) fn head_plan_for(
     match (table, head) {
         (Some(name), Some(config)) => match config.for_server(name) {
             Some(one) => Ok(Some(one)),
-            None => Err(crate::gate::monorepo::removed_server_error(name)),
+            None => Err(removed_server_error(name)),
         },
-        (Some(name), None) => Err(crate::gate::monorepo::removed_server_error(name)),
+        (Some(name), None) => Err(removed_server_error(name)),
         (None, Some(config)) if !config.servers.is_empty() => Err(Error::new(
             Stage::Config,
             format!(
@@ -576,6 +576,22 @@ pub(crate) fn refuse_tree_paths(plan: &LaunchPlan, roots: &[PathBuf]) -> Result<
         }
     }
     Ok(())
+}
+
+/// Why a server the change removed is INVALID, and how an intended removal gets through.
+fn removed_server_error(name: &str) -> Error {
+    Error::new(
+        Stage::Config,
+        format!(
+            "server `{name}` is in the base revision's tdqs-gate.toml but not in the head's: a \
+             server the change removes is not left out of the gate silently (the set of servers \
+             is the base revision's setting)"
+        ),
+    )
+    .with_advice(
+        "if the removal is intended, gate the remaining servers by name for this change (--server \
+         NAME for each, given by the workflow, not by the pull request)",
+    )
 }
 
 #[cfg(test)]

@@ -25,9 +25,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{monorepo, sides, Draft, GateOptions, JudgeSlot, Outcome, SideSource};
+use super::{monorepo, sides, Draft, GateOptions, Outcome, SideSource};
 use crate::config::is_valid_server_name;
-use crate::score::side::{Progress, ProgressEvent};
+use crate::progress::{Progress, ProgressEvent};
+use crate::score::session::JudgeSlot;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::export::{Export, ExportSource, RawListing};
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
@@ -118,7 +119,7 @@ pub fn read_folder(dir: &Path, label: &str) -> Result<BTreeMap<String, Entry>, E
                 label,
                 format!(
                     "{file_name:?} is a {}, not a regular file (only regular files are read)",
-                    kind_name(&kind)
+                    crate::platform::file_modes::kind_name(&kind)
                 ),
             ));
         }
@@ -159,30 +160,6 @@ pub fn read_folder(dir: &Path, label: &str) -> Result<BTreeMap<String, Entry>, E
         found.insert(name.to_string(), value);
     }
     Ok(found)
-}
-
-/// What a folder entry that is not a regular file is, for the refusal.
-fn kind_name(kind: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "FIFO (named pipe)";
-        }
-        if kind.is_socket() {
-            return "socket";
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "device";
-        }
-    }
-    if kind.is_symlink() {
-        "symbolic link"
-    } else if kind.is_dir() {
-        "folder"
-    } else {
-        "special file"
-    }
 }
 
 /// The first line of a `.failed` note, bounded.

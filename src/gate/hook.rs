@@ -167,17 +167,13 @@ pub fn install(
         &path,
         script(&base, strict, extra_args, &binary).as_bytes(),
     )?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(|e| {
-            Error::io(
-                Stage::Config,
-                format!("cannot make {} executable", path.display()),
-                e,
-            )
-        })?;
-    }
+    crate::platform::file_modes::make_executable(&path).map_err(|e| {
+        Error::io(
+            Stage::Config,
+            format!("cannot make {} executable", path.display()),
+            e,
+        )
+    })?;
     Ok(Installed { path, base, chosen })
 }
 

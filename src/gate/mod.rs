@@ -10,25 +10,21 @@ pub mod check;
 pub mod decision;
 pub mod export_dirs;
 pub mod hook;
-use crate::judge::build as judges;
 pub mod monorepo;
 pub mod options;
-pub mod prepare;
-pub mod session;
 pub mod sides;
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::progress::{Progress, ProgressEvent};
 use crate::report::write;
-use crate::score::side::{Progress, ProgressEvent};
-use session::{ScoringSession, Sharing};
+use crate::score::session::{JudgeSlot, Sharing};
 use tdqs_core::decide::{self, ConfirmationRule};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
 use tdqs_core::export::Export;
-use tdqs_core::report::ScoredOnce;
 use tdqs_core::report::{
     self, Changes, Generator, Pair, Report, ReportError, Scoring, SizeComparison,
 };
@@ -116,13 +112,12 @@ impl Draft {
         if let Some(changed) = self.settings_changed.take() {
             self.warnings.insert(0, changed);
         }
-        let label = |s: &Option<sides::SideExport>| {
-            s.as_ref()
-                .map(|s| (s.revision.clone(), s.commit.clone()))
+        let label = |s: Option<&sides::SideExport>| {
+            s.map(|s| (s.revision.clone(), s.commit.clone()))
                 .unwrap_or_default()
         };
         let ((base_revision, base_commit), (head_revision, head_commit)) =
-            (label(&self.base), label(&self.head));
+            (label(self.base.as_ref()), label(self.head.as_ref()));
         // Moved, not copied: a 10,000-tool export is large.
         let base_export = self.base.map(|s| s.export);
         let head_export = self.head.map(|s| s.export);
@@ -508,7 +503,7 @@ async fn run_inner(
 ) -> Result<Decided, Error> {
     // The judge is built first (cheap, runs nothing); its failure is held until a model is known
     // to be needed.
-    let mut judge = JudgeSlot::new(judges::build(&opts.judge, &draft.pins));
+    let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &draft.pins));
 
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
@@ -559,55 +554,6 @@ fn check_stable(
     };
     stable("base", &base.export, &base_again.export)?;
     stable("head", &head.export, &head_again.export)
-}
-
-/// The judge of a run, built once and opened (preflight, prompts) at most once, when the first
-/// server whose definitions changed needs it; every later server shares the session.
-pub(crate) struct JudgeSlot {
-    judge: Option<Result<Arc<dyn crate::judge::Judge>, Error>>,
-    session: Option<Result<ScoringSession, Error>>,
-}
-
-impl JudgeSlot {
-    pub(crate) fn new(judge: Result<Arc<dyn crate::judge::Judge>, Error>) -> JudgeSlot {
-        JudgeSlot {
-            judge: Some(judge),
-            session: None,
-        }
-    }
-
-    async fn session(
-        &mut self,
-        opts: &GateOptions,
-        pins: &Pins,
-        sharing: Sharing,
-        progress: &Arc<dyn Progress>,
-    ) -> Result<&mut ScoringSession, Error> {
-        let cannot_run = "the definitions changed and need a judge, but the judge cannot run";
-        if self.session.is_none() {
-            let opened = match self.judge.take() {
-                Some(Ok(judge)) => {
-                    ScoringSession::open(
-                        judge,
-                        &opts.judge,
-                        pins,
-                        sharing,
-                        Arc::clone(progress),
-                        Some(cannot_run),
-                    )
-                    .await
-                }
-                Some(Err(e)) => Err(e.context(cannot_run)),
-                None => Err(Error::internal("the judge was taken twice")),
-            };
-            self.session = Some(opened);
-        }
-        match self.session.as_mut() {
-            Some(Ok(session)) => Ok(session),
-            Some(Err(e)) => Err(e.clone()),
-            None => Err(Error::internal("no scoring session")),
-        }
-    }
 }
 
 /// Decides from the exports recorded in the draft: the checks on what was exported, then PASS
@@ -694,7 +640,9 @@ async fn decide_recorded(
         identical_questions: opts.share_identical,
         unchanged_tools: rule_in_use.reuses_unchanged(),
     };
-    let session = judge.session(opts, &draft.pins, sharing, &progress).await?;
+    let session = judge
+        .session(&opts.judge, &draft.pins, sharing, &progress)
+        .await?;
     // Each server of a monorepo is scored as if it were alone: no answer kept from another
     // server's pairs is reused (a fresh session starts empty anyway).
     session.scorer.memo = Default::default();
@@ -739,56 +687,4 @@ async fn decide_recorded(
             }
         }
     }
-}
-
-/// What the report says about how a run scored.
-pub fn scoring_record(
-    pins: &Pins,
-    info: crate::judge::JudgeInfo,
-    prompts: &prepare::PromptSet,
-    share_identical_questions: bool,
-    concurrency: usize,
-) -> Scoring {
-    Scoring {
-        scoring_digest: judges::scoring_digest(pins, &info),
-        judge: info,
-        version_digest: pins.digest().to_string(),
-        pins_embedded: pins.is_embedded(),
-        prompts: Some(prompts.origin.clone()),
-        share_identical_questions,
-        concurrency,
-    }
-}
-
-/// Scores one export once with the configured judge.
-pub async fn score_once(
-    export: &Export,
-    opts: &JudgeOptions,
-    progress: Arc<dyn Progress>,
-) -> Result<ScoredOnce, Error> {
-    let pins = crate::spec::load_pins(opts.pins.as_deref())?;
-    let judge = judges::build(opts, &pins)?;
-    let mut warnings = Vec::new();
-    if !pins.is_embedded() {
-        warnings.push("scored with custom pins: not the calibrated configuration".to_string());
-    }
-    if export.tools.is_empty() {
-        return Err(Error::new(
-            Stage::Score,
-            "the export lists no tools; there is nothing to score",
-        )
-        .with_advice("check that the server registers its tools before answering tools/list"));
-    }
-    let session =
-        ScoringSession::open(judge, opts, &pins, Sharing::default(), progress, None).await?;
-    warnings.extend(session.warnings.iter().cloned());
-    let prepared = session.prepare(export)?;
-    let (scoring, scorer) = (session.scoring, session.scorer);
-    let (side, calls) = scorer.score_side(&prepared).await?;
-    Ok(ScoredOnce {
-        scoring,
-        side,
-        calls,
-        warnings,
-    })
 }

@@ -13,12 +13,13 @@
 use std::sync::Arc;
 
 use super::sides::{self, Trees};
-use super::{Draft, GateOptions, JudgeSlot, Outcome, ServerOptions};
+use super::{Draft, GateOptions, Outcome, ServerOptions};
 use crate::config::{is_valid_server_name, Config};
+use crate::progress::{Progress, ProgressEvent};
 use crate::report::write;
 use crate::revision::Side;
-use crate::score::side::{Progress, ProgressEvent};
-use tdqs_core::error::{Error, Stage};
+use crate::score::session::JudgeSlot;
+use tdqs_core::error::Error;
 use tdqs_core::exit::Verdict;
 use tdqs_core::report::monorepo::{MonorepoReport, ServerReport};
 use tdqs_core::report::{Report, ReportError};
@@ -211,22 +212,6 @@ pub(super) fn eval_over_several(what: &str) -> Error {
     )
 }
 
-/// Why a server the change removed is INVALID, and how an intended removal gets through.
-pub(crate) fn removed_server_error(name: &str) -> Error {
-    Error::new(
-        Stage::Config,
-        format!(
-            "server `{name}` is in the base revision's tdqs-gate.toml but not in the head's: a \
-             server the change removes is not left out of the gate silently (the set of servers \
-             is the base revision's setting)"
-        ),
-    )
-    .with_advice(
-        "if the removal is intended, gate the remaining servers by name for this change (--server \
-         NAME for each, given by the workflow, not by the pull request)",
-    )
-}
-
 /// One server's report from its decision or its failure, a large server's unchanged tools
 /// summarised as in a single-server report.
 pub(super) fn server_report(
@@ -270,7 +255,7 @@ pub(crate) struct RunConfigs<'a> {
 }
 
 /// Exports, checks and decides one server in the shared trees.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 async fn one_server(
     opts: &GateOptions,
     progress: &Arc<dyn Progress>,
@@ -372,10 +357,10 @@ pub(super) async fn export_pair(
     crate::platform::harden::end_detached();
     let temporary = |side: &Side| side.is_temporary().then(|| side.root.clone());
     let b = b
-        .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), &base.commit))
+        .map_err(|e| sides::reproducible(e, temporary(base).as_deref(), base.commit.as_deref()))
         .map_err(|e| e.context("base"))?;
     let mut h = h
-        .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), &head.commit))
+        .map_err(|e| sides::reproducible(e, temporary(head).as_deref(), head.commit.as_deref()))
         .map_err(|e| e.context("head"))?;
     h.decision = prepared.decision;
     h.blind = prepared.blind.clone();

@@ -12,10 +12,10 @@ use std::path::Path;
 use crate::config::Config;
 use crate::export::client::list_tools_observed;
 use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
-use crate::export::ExportLimits;
+use crate::progress::{Progress, ProgressEvent};
 use crate::revision::{self, Side};
-use crate::score::side::{Progress, ProgressEvent};
 use tdqs_core::error::Error;
+use tdqs_core::export::ExportLimits;
 use tdqs_core::export::{Export, ExportSource, ProbeProfile};
 
 use super::{GateOptions, ServerOptions, SideSource};
@@ -91,7 +91,6 @@ fn plan(head_root: &Path, server: &ServerOptions, secrets: &[String]) -> Result<
 
 /// With `[[server]]` tables, the one server a single-server command starts: the table named by
 /// `--server NAME`, or the only table, with its name. Without tables, the configuration as it is.
-#[allow(clippy::type_complexity)]
 fn one_server(
     config: Option<Config>,
     server: &ServerOptions,
@@ -310,7 +309,8 @@ async fn export_side(
     let result = export_in(&side, plan, probe, progress, side_name).await;
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
-    let export = result.map_err(|e| reproducible(e, temporary_root.as_deref(), &commit))?;
+    let export =
+        result.map_err(|e| reproducible(e, temporary_root.as_deref(), commit.as_deref()))?;
     closed?;
     Ok(export)
 }
@@ -320,7 +320,7 @@ async fn export_side(
 pub(super) fn reproducible(
     mut e: Error,
     temporary_root: Option<&Path>,
-    commit: &Option<String>,
+    commit: Option<&str>,
 ) -> Error {
     if let (Some(root), Some(commit), Some(cmd)) = (temporary_root, commit, &e.reproduce) {
         let root_text = root.display().to_string();
@@ -622,7 +622,6 @@ pub(super) async fn obtain_from(
 /// One server's configurations in a single-server run: the base's settings (the table chosen
 /// from the base's file), the head's plan for the same server, and the options to start it. With
 /// an export file as the base there are no base settings: the head's file only picks the table.
-#[allow(clippy::type_complexity)]
 pub(super) fn one_server_configs(
     base_config: Option<&Config>,
     base_is_tree: bool,

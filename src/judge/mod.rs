@@ -2,9 +2,11 @@
 //!
 //! Every judge implements [`Judge`]. The scoring stage renders the questions, asks them through
 //! this trait, and validates and retries the answers itself, so every judge gets the same answer
-//! checks. Judges: the pinned model through Claude Code (`claude_code`), the Anthropic Messages API
-//! and OpenAI-compatible servers (`http`), and a deterministic rule-based judge (`static_judge`).
-//! The questions and answers they exchange are [`tdqs_core::judge`].
+//! checks. Judges: the pinned model through Claude Code (`claude_code`), the Anthropic Messages
+//! API (`anthropic`), OpenAI-compatible servers (`openai`), and a deterministic rule-based judge
+//! (`static_judge`). `http` is what the two HTTP judges share (keys, the client, transport
+//! retries, answer schemas), and `build` makes the judge a run asks for. The questions and
+//! answers they exchange are [`tdqs_core::judge`].
 
 pub mod anthropic;
 pub mod build;

@@ -18,7 +18,7 @@ use std::str::FromStr;
 
 use tdqs_core::error::{Error, Stage};
 
-use super::rules::{self, Severity};
+use super::catalogue::{Code, Severity};
 
 /// At which severity `tdqs-gate lint` fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl FromStr for FailOn {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LintConfig {
     /// Code → new severity, or `None` to turn the rule off.
-    pub levels: BTreeMap<rules::Code, Option<Severity>>,
+    pub levels: BTreeMap<Code, Option<Severity>>,
     /// Default for `--fail-on` (the command line wins).
     pub fail_on: Option<FailOn>,
     /// Default for `--fail-under` (the command line wins).
@@ -133,7 +133,7 @@ impl LintConfig {
                         config_error("[lint.rules] must be a table of code = level".to_string())
                     })?;
                     for (code, level) in rules_table {
-                        let Some(known) = rules::Code::parse(code) else {
+                        let Some(known) = Code::parse(code) else {
                             return Err(Error::usage(format!(
                                 "[lint.rules] names an unknown code `{code}`"
                             ))
@@ -156,7 +156,7 @@ impl LintConfig {
     }
 
     /// The effective severity of a code (`None` when it is turned off).
-    pub fn level(&self, code: rules::Code) -> Option<Severity> {
+    pub fn level(&self, code: Code) -> Option<Severity> {
         match self.levels.get(&code) {
             Some(level) => *level,
             None => Some(code.rule().severity),
@@ -183,15 +183,9 @@ mod tests {
         let t = table("[lint]\nfail_on = \"warning\"\nfail_under = 60\n[lint.rules]\nTDQS-D012 = \"off\"\nTDQS-A003 = \"warning\"\n");
         let c = LintConfig::from_toml(Some(&t)).map_err(|e| e.render());
         let c = c.as_ref().map_err(String::as_str);
-        assert_eq!(c.map(|c| c.level(rules::Code::D012)), Ok(None));
-        assert_eq!(
-            c.map(|c| c.level(rules::Code::A003)),
-            Ok(Some(Severity::Warning))
-        );
-        assert_eq!(
-            c.map(|c| c.level(rules::Code::D001)),
-            Ok(Some(Severity::Error))
-        );
+        assert_eq!(c.map(|c| c.level(Code::D012)), Ok(None));
+        assert_eq!(c.map(|c| c.level(Code::A003)), Ok(Some(Severity::Warning)));
+        assert_eq!(c.map(|c| c.level(Code::D001)), Ok(Some(Severity::Error)));
         assert_eq!(c.map(|c| c.fail_on), Ok(Some(FailOn::Warning)));
         assert_eq!(c.map(|c| c.fail_under), Ok(Some(60.0)));
     }

@@ -7,12 +7,14 @@
 //! [`should_fail`] says so: for `lint`, failing its threshold is the lint's "block". Errors
 //! (a server that will not start, a bad config) are INVALID, exit 2.
 //!
-//! Rule families, codes and their rationale are in `docs/lint.md`; [`rules::RULES`] is the
+//! Rule families, codes and their rationale are in `docs/lint.md`; [`catalogue::RULES`] is the
 //! catalogue. The facts and word lists are shared with the static judge
 //! ([`crate::judge::static_judge`]).
 
+pub mod catalogue;
 pub mod config;
 pub mod facts;
+pub mod namespaces;
 pub mod pairs;
 pub mod render;
 pub mod rules;
@@ -25,9 +27,9 @@ use serde_json::Value;
 
 use tdqs_core::export::Export;
 
+pub use catalogue::{Finding, Severity};
 pub use config::{FailOn, LintConfig};
 pub use render::{render_json, render_sarif, render_sarif_located, render_text};
-pub use rules::{Finding, Severity};
 pub use scorecard::Scorecard;
 
 /// Version of the rules; any change that can move a finding or a score bumps it, and reports
@@ -50,7 +52,7 @@ pub struct LintReport {
     /// The mean scorecard total in tenths (rounded half up once).
     pub average_tenths: u32,
     /// Codes the configuration turned off.
-    pub disabled: Vec<rules::Code>,
+    pub disabled: Vec<catalogue::Code>,
     /// A file the findings point at in SARIF (the export file or the config that launches the
     /// server); set by the caller.
     pub artifact: Option<String>,
@@ -89,7 +91,7 @@ pub fn lint_tools(
         .iter()
         .map(|t| facts::extract_with(t, &side))
         .collect();
-    let namespaces = rules::Namespaces::of(&facts);
+    let namespaces = namespaces::Namespaces::of(&facts);
     let raw = rules::check_all(tools, &facts);
     let findings: Vec<Finding> = raw
         .into_iter()

@@ -21,8 +21,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::catalogue::{Code, Finding};
 use super::facts::ToolFacts;
-use super::rules::{name_key, Code, Finding, Namespaces};
+use super::namespaces::Namespaces;
 use super::text;
 
 /// A word held by more tools than this is common vocabulary: it does not make two tools
@@ -742,11 +743,21 @@ fn pair_finding(
     }
 }
 
+/// The words a name reduces to: case, separators, trailing digits and plurals ignored.
+fn name_key(name: &str) -> Vec<String> {
+    text::name_tokens(name)
+        .into_iter()
+        .map(|t| t.trim_end_matches(|c: char| c.is_ascii_digit()).to_string())
+        .filter(|t| !t.is_empty())
+        .map(|t| text::singular(&t))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{json, Value};
 
-    use crate::lint::rules::Code;
+    use crate::lint::catalogue::Code;
     use crate::lint::{lint_tools, LintConfig};
 
     fn codes_between(tools: &[Value], a: &str, b: &str) -> Vec<Code> {
@@ -908,5 +919,13 @@ mod tests {
             let codes = codes_between(&tools, a, b);
             assert!(!codes.contains(&Code::D006), "{a}/{b}: {codes:?}");
         }
+    }
+
+    #[test]
+    fn name_keys_equate_case_and_digits() {
+        use super::name_key;
+        assert_eq!(name_key("getUser"), name_key("get_user"));
+        assert_eq!(name_key("ticket"), name_key("ticket2"));
+        assert_ne!(name_key("get_user"), name_key("get_users_list"));
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::rules::{self, Finding, Severity, RULES};
+use super::catalogue::{Code, Finding, Rule, Severity, RULES};
 use super::scorecard::format_tenths;
 use super::{LintReport, RULES_VERSION};
 
@@ -82,8 +82,7 @@ pub fn render_text(report: &LintReport) -> String {
         }
     }
     // Keyed by the published form: the key at the end lists codes in text order.
-    let mut info_codes: std::collections::BTreeMap<&str, rules::Code> =
-        std::collections::BTreeMap::new();
+    let mut info_codes: std::collections::BTreeMap<&str, Code> = std::collections::BTreeMap::new();
     for card in &report.scorecards {
         let findings = by_tool.remove(card.tool.as_str()).unwrap_or_default();
         out.push_str(&format!(
@@ -102,7 +101,7 @@ pub fn render_text(report: &LintReport) -> String {
         }
         // Errors and warnings in full; info findings on one line per tool (code, and the
         // parameters it concerns), explained once in the key at the end.
-        let mut info: Vec<(rules::Code, Vec<&str>)> = Vec::new();
+        let mut info: Vec<(Code, Vec<&str>)> = Vec::new();
         for f in findings {
             if f.severity == Severity::Info {
                 info_codes.insert(f.code.as_str(), f.code);
@@ -181,7 +180,7 @@ pub fn fingerprint(f: &Finding) -> String {
     hex::encode(h.finalize())[..32].to_string()
 }
 
-fn sarif_rule(rule: &rules::Rule, level: Severity) -> Value {
+fn sarif_rule(rule: &Rule, level: Severity) -> Value {
     let anchor = rule.code.as_str().to_lowercase();
     json!({
         "id": rule.code.as_str(),
@@ -210,7 +209,7 @@ pub fn render_sarif_located(
     report: &LintReport,
     sources: Option<&tdqs_core::locate::Locations>,
 ) -> String {
-    let enabled: Vec<(&rules::Rule, Severity)> = RULES
+    let enabled: Vec<(&Rule, Severity)> = RULES
         .iter()
         .filter(|r| !report.disabled.contains(&r.code))
         .map(|r| {
@@ -223,7 +222,7 @@ pub fn render_sarif_located(
             (r, level)
         })
         .collect();
-    let rule_index = |code: rules::Code| enabled.iter().position(|(r, _)| r.code == code);
+    let rule_index = |code: Code| enabled.iter().position(|(r, _)| r.code == code);
     let results: Vec<Value> = report
         .findings
         .iter()

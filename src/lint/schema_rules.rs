@@ -9,8 +9,8 @@
 
 use serde_json::{Map, Value};
 
+use super::catalogue::{Code, Collector};
 use super::facts::ToolFacts;
-use super::rules::{Code, Collector};
 
 /// Nesting beyond this is not walked (no real tool schema comes near it).
 const MAX_DEPTH: usize = 32;

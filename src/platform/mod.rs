@@ -3,10 +3,12 @@
 //! ([`ownership`]), files that appear whole ([`atomic`]) and are opened only when regular
 //! ([`safe_file`]), finding a program on a `PATH` ([`path_search`]), HTTP clients
 //! ([`http_client`]) and child processes in their own process group, stopped TERM → grace → KILL
-//! with their pipes drained ([`process`]), and the sandbox around the pull request's processes
-//! ([`sandbox`]).
+//! with their pipes drained ([`process`]), the sandbox around the pull request's processes
+//! ([`sandbox`]), file modes and links ([`file_modes`]) and the signals that end a run
+//! ([`signals`]).
 
 pub mod atomic;
+pub mod file_modes;
 pub mod harden;
 pub mod http_client;
 pub mod ownership;
@@ -15,3 +17,4 @@ pub mod process;
 pub mod procfs;
 pub mod safe_file;
 pub mod sandbox;
+pub mod signals;

@@ -115,13 +115,7 @@ fn staged(dir: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
                 e,
             )
         })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = tmp
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
+    crate::platform::file_modes::make_world_readable(tmp.as_file());
     Ok(tmp)
 }
 

@@ -128,7 +128,7 @@ pub(crate) fn copy_working_tree(workdir: &Path) -> Result<ScratchCopy> {
         if meta.file_type().is_symlink() {
             let target = fs::read_link(&from)
                 .map_err(|e| io_fail(format!("cannot read the link {}", from.display()), e))?;
-            make_symlink(&target, &to)
+            crate::platform::file_modes::symlink_file(&target, &to)
                 .map_err(|e| io_fail(format!("cannot create the link {}", to.display()), e))?;
         } else if meta.is_file() {
             // `fs::copy` keeps the permission bits, the executable bit included.
@@ -145,14 +145,4 @@ pub(crate) fn copy_working_tree(workdir: &Path) -> Result<ScratchCopy> {
         source: workdir.to_path_buf(),
         files: copied,
     })
-}
-
-#[cfg(unix)]
-fn make_symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    std::os::unix::fs::symlink(target, link)
-}
-
-#[cfg(windows)]
-fn make_symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    std::os::windows::fs::symlink_file(target, link)
 }

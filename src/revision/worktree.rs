@@ -308,34 +308,9 @@ fn remove_tree(path: &Path) -> io::Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(_) => {
-            make_dirs_writable(path);
+            crate::platform::file_modes::make_tree_writable(path);
             fs::remove_dir_all(path)
         }
-    }
-}
-
-fn make_dirs_writable(path: &Path) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let Ok(meta) = fs::symlink_metadata(path) else {
-            return;
-        };
-        if !meta.is_dir() {
-            return;
-        }
-        let mut permissions = meta.permissions();
-        permissions.set_mode(permissions.mode() | 0o700);
-        let _ = fs::set_permissions(path, permissions);
-        if let Ok(entries) = fs::read_dir(path) {
-            for entry in entries.flatten() {
-                make_dirs_writable(&entry.path());
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
     }
 }
 

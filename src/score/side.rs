@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use crate::judge::{CallFailure, Judge, Question, QuestionKind, Subject, TokenUsage};
+use crate::progress::{Progress, ProgressEvent};
 use tdqs_core::arith::{Tenths, Weights};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::judge::answer::{parse_coherence_answer, parse_tool_answer};
@@ -69,39 +70,6 @@ pub struct PreparedSide {
     pub tools: Vec<PreparedTool>,
     pub coherence: Question,
     pub candidates: Vec<ShadowCandidate>,
-}
-
-/// Progress of a scoring run, for a terminal display or log lines.
-#[derive(Debug, Clone)]
-pub enum ProgressEvent {
-    /// `total` questions will be asked in this batch.
-    Started { label: String, total: usize },
-    /// One question answered (valid), `done` of `total`.
-    Answered { done: usize, total: usize },
-    /// An attempt failed and will be retried.
-    Retrying {
-        what: String,
-        attempt: u32,
-        reason: String,
-    },
-    /// A step of the run (exporting, scoring pair 2 of 3, …).
-    Note(String),
-    /// A setup command of a side (`base`, `head`, …) started or ended.
-    Setup {
-        side: String,
-        event: crate::export::process::SetupEvent,
-    },
-}
-
-pub trait Progress: Send + Sync {
-    fn event(&self, event: ProgressEvent);
-}
-
-/// A progress sink that ignores everything.
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn event(&self, _: ProgressEvent) {}
 }
 
 /// Asks questions and turns answers into scored sides.

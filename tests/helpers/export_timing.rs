@@ -8,9 +8,10 @@
 
 use std::time::{Duration, Instant};
 
+use tdqs_core::export::ExportLimits;
 use tdqs_core::export::{Era, ProbeProfile};
 use tdqs_gate::export::client::list_tools;
-use tdqs_gate::export::{ExportLimits, LaunchSpec};
+use tdqs_gate::export::LaunchSpec;
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -218,7 +218,7 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
     if behaviour == "hang" || behaviour == "answer-leaving-helper" {
         // The helper inherits stdout and stderr, so those pipes stay open as long as it runs.
         // It is left behind on purpose: the judge must clean it up.
-        #[allow(clippy::zombie_processes)]
+        #[expect(clippy::zombie_processes)]
         let sleeper = std::process::Command::new(std::env::current_exe().unwrap())
             .arg(SLEEPER_ARG)
             .spawn()

@@ -18,7 +18,7 @@ use tdqs_core::spec::pins::Pins;
 use tdqs_gate::calibrate::{self, record::CalibrationRecord, CalibrateOptions};
 use tdqs_gate::gate::{JudgeMode, JudgeOptions};
 use tdqs_gate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply, Subject};
-use tdqs_gate::score::side::NoProgress;
+use tdqs_gate::progress::NoProgress;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calibrate")

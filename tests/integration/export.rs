@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tdqs_core::error::Error;
+use tdqs_core::export::ExportLimits;
 use tdqs_core::export::{Era, ProbeProfile, RawListing};
 use tdqs_gate::export::client::list_tools;
-use tdqs_gate::export::{ExportLimits, LaunchSpec, SetupCommand};
+use tdqs_gate::export::{LaunchSpec, SetupCommand};
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp-server");
 

@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tdqs_core::error::Error;
+use tdqs_core::export::ExportLimits;
 use tdqs_core::export::{Era, ProbeProfile, RawListing};
 use tdqs_gate::config::Config;
 use tdqs_gate::export::client::list_tools;
 use tdqs_gate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
-use tdqs_gate::export::{ExportLimits, HttpTarget, LaunchSpec};
+use tdqs_gate::export::{HttpTarget, LaunchSpec};
 
 const FAKE_HTTP: &str = env!("CARGO_BIN_EXE_fake-http-mcp-server");
 

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use tdqs_core::exit::Verdict;
 use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
 use tdqs_gate::gate::{self, GateOptions, JudgeMode, JudgeOptions, SideSource};
-use tdqs_gate::score::side::NoProgress;
+use tdqs_gate::progress::NoProgress;
 
 use crate::loopback::{Loopback, Request, Response};
 
@@ -228,7 +228,7 @@ async fn score_runs_against_the_loopback_messages_api() {
     let setup = Setup::new();
     let export =
         tdqs_gate::export::file::read_export(&export_file(setup.dir.path(), "careful")).unwrap();
-    let scored = gate::score_once(
+    let scored = tdqs_gate::score::session::score_once(
         &export,
         &setup.judge(JudgeMode::Anthropic, Some(KEY_VAR)),
         Arc::new(NoProgress),

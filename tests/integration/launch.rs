@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tdqs_core::error::{Error, Stage};
+use tdqs_core::export::ExportLimits;
 use tdqs_gate::config::Config;
 use tdqs_gate::export::launch::{ensure_program, HostEnv, LaunchOptions, LaunchPlan};
-use tdqs_gate::export::{ExportLimits, LaunchSpec};
+use tdqs_gate::export::LaunchSpec;
 use tdqs_gate::revision;
 
 use crate::support::gitrepo::GitRepo;

@@ -306,13 +306,13 @@ fn config_relevels_and_disables_codes() {
     assert!(r
         .findings
         .iter()
-        .filter(|f| f.code == tdqs_gate::lint::rules::Code::P006)
+        .filter(|f| f.code == tdqs_gate::lint::catalogue::Code::P006)
         .all(|f| f.severity == Severity::Error));
     assert!(r
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::P006));
-    assert_eq!(r.disabled, vec![lint::rules::Code::D001]);
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::P006));
+    assert_eq!(r.disabled, vec![lint::catalogue::Code::D001]);
     assert_eq!(config.fail_on, Some(FailOn::Warning));
     let sarif: Value = serde_json::from_str(&lint::render_sarif(&r)).expect("json");
     let rule_ids: Vec<&str> = sarif["runs"][0]["tool"]["driver"]["rules"]
@@ -487,7 +487,7 @@ fn invisible_characters_in_parameters_are_found() {
     assert!(f
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::M004
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M004
             && f.parameter.as_deref() == Some("to")));
 }
 

@@ -102,7 +102,7 @@ fn large_server_output_stays_under_100_kb_and_names_every_pair() {
     let notes = report
         .findings
         .iter()
-        .filter(|f| f.code == tdqs_gate::lint::rules::Code::D013)
+        .filter(|f| f.code == tdqs_gate::lint::catalogue::Code::D013)
         .count();
     assert!((1..=20).contains(&notes), "{notes} repeated-note findings");
 }
@@ -126,7 +126,7 @@ fn a_template_shared_by_many_tools_is_one_finding() {
     let d005: Vec<&lint::Finding> = report
         .findings
         .iter()
-        .filter(|f| f.code == tdqs_gate::lint::rules::Code::D005)
+        .filter(|f| f.code == tdqs_gate::lint::catalogue::Code::D005)
         .collect();
     assert_eq!(d005.len(), 1, "one group finding, not 499,500 pairs");
     assert_eq!(
@@ -243,7 +243,7 @@ fn text_addressed_to_the_judge_lowers_never_raises_the_static_score() {
             report
                 .findings
                 .iter()
-                .any(|f| f.code == tdqs_gate::lint::rules::Code::M005),
+                .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M005),
             "{aimed:?} is not reported as addressing the judge"
         );
     }
@@ -254,7 +254,7 @@ fn text_addressed_to_the_judge_lowers_never_raises_the_static_score() {
             !report
                 .findings
                 .iter()
-                .any(|f| f.code == tdqs_gate::lint::rules::Code::M005),
+                .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M005),
             "{name}"
         );
     }
@@ -279,7 +279,8 @@ fn tool_prompts_are_rendered_when_asked_with_one_shared_name_list() {
         coherence_system: get("coherence_system"),
         coherence_user: get("coherence_user"),
     };
-    let side = tdqs_gate::gate::prepare::prepare_side(&export, Some(&prompts)).expect("prepared");
+    let side =
+        tdqs_gate::score::questions::prepare_side(&export, Some(&prompts)).expect("prepared");
     let questions: Vec<&tdqs_gate::judge::Question> = side
         .tools
         .iter()

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde_json::Value;
-use tdqs_gate::lint::rules::Code;
+use tdqs_gate::lint::catalogue::Code;
 use tdqs_gate::lint::{self, LintConfig, LintReport, Severity};
 
 fn corpus_dir() -> PathBuf {

@@ -147,7 +147,7 @@ fn read_only_reference_tools_are_not_contradictions() {
         let a004: Vec<&str> = report
             .findings
             .iter()
-            .filter(|f| f.code == tdqs_gate::lint::rules::Code::A004)
+            .filter(|f| f.code == tdqs_gate::lint::catalogue::Code::A004)
             .map(|f| f.message.as_str())
             .collect();
         assert!(a004.is_empty(), "{name}: {a004:?}");
@@ -161,7 +161,7 @@ fn read_only_reference_tools_are_not_contradictions() {
     assert!(report
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::A004));
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::A004));
 }
 
 /// Regression — issue 14, item 2: "silently" in a disclosure was read as concealment (M002).
@@ -171,12 +171,12 @@ fn silently_disclosed_is_no_concealment() {
     assert!(!report
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::M002));
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M002));
     let report = lint_corpus("gitlab");
     assert!(!report
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::M002));
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::M002));
 }
 
 /// Regression — issue 14, item 2: generated Pydantic titles counted as parameter descriptions.
@@ -202,7 +202,7 @@ fn generated_titles_are_not_parameter_descriptions() {
     assert!(report
         .findings
         .iter()
-        .any(|f| f.code == tdqs_gate::lint::rules::Code::P001
+        .any(|f| f.code == tdqs_gate::lint::catalogue::Code::P001
             && f.tool.as_deref() == Some("git_status")
             && f.parameter.as_deref() == Some("repo_path")));
 }

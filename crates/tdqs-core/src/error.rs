@@ -2,8 +2,9 @@
 //!
 //! An error always ends the run as INVALID (exit 2). It carries the cause, advice that names the
 //! fix, optional details (a server's stderr tail, a judge's answer) and, where one exists, a
-//! command that reproduces the failure outside the gate. Rendering goes through
-//! [`crate::redact::Redactor`] so that no secret reaches the terminal.
+//! command that reproduces the failure outside the gate. Rendering does not redact: whoever shows
+//! an error (the command line, the report writer) passes the text through
+//! [`crate::redact::redact`] first, so that no secret reaches the terminal or a report.
 
 use std::fmt;
 

@@ -79,21 +79,6 @@ pub fn describe_sides(base: Option<&SandboxRecord>, head: Option<&SandboxRecord>
     }
 }
 
-/// The line a report page gives the sandbox (`Sandbox: bubblewrap 0.8.0 (…).` and a newline),
-/// or nothing when neither side's export records one (export files from older versions,
-/// URL-only servers).
-pub fn report_line(report: &crate::report::model::Report) -> String {
-    let (base, head) = (record_of(&report.base), record_of(&report.head));
-    if base.is_none() && head.is_none() {
-        return String::new();
-    }
-    format!("Sandbox: {}.\n", describe_sides(base, head))
-}
-
-fn record_of(export: &Option<crate::export::Export>) -> Option<&SandboxRecord> {
-    export.as_ref().and_then(|e| e.source.sandbox.as_ref())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

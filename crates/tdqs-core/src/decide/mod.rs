@@ -212,6 +212,24 @@ pub fn next(pairs: &[PairMeans], rule: ConfirmationRule) -> Next {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_rule_the_pins_name_is_the_rule_that_decides() {
+        for name in crate::spec::pins::DECISION_RULE_NAMES {
+            let rule = DecisionRule::parse(name).expect("every name the pins accept parses");
+            assert_eq!(rule.as_str(), name);
+        }
+        let embedded = Pins::embedded().unwrap();
+        assert_eq!(DecisionRule::from_pins(&embedded), DecisionRule::NoiseAware);
+        let mut raw = embedded.raw().clone();
+        raw["confirmation"]["rule"] = serde_json::json!("reference");
+        let reference = Pins::from_value(
+            raw,
+            crate::spec::pins::PinsOrigin::File(std::path::PathBuf::from("test-pins.json")),
+        )
+        .unwrap();
+        assert_eq!(DecisionRule::from_pins(&reference), DecisionRule::Reference);
+    }
+
     fn p(base: i64, head: i64) -> PairMeans {
         PairMeans {
             base: Tenths(base),

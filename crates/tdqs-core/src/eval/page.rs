@@ -7,6 +7,14 @@ use super::result::EvalRun;
 use super::Mode;
 use crate::report::doc::{self, column, text, words, Align, Block, Inline, Table};
 
+impl EvalRun {
+    /// The text report: mode first, then the figures, the per-tool table, the capture lines and
+    /// the two roll-ups with their parts.
+    pub fn render_text(&self) -> String {
+        text::render(&page(self))
+    }
+}
+
 /// Lines with a break between each two.
 fn lines(parts: impl IntoIterator<Item = Vec<Inline>>) -> Block {
     let mut content = Vec::new();

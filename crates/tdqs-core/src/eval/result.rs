@@ -66,10 +66,4 @@ impl EvalRun {
             run: self,
         }
     }
-
-    /// The text report: mode first, then the figures, the per-tool table, the capture lines and
-    /// the two roll-ups with their parts.
-    pub fn render_text(&self) -> String {
-        crate::report::doc::text::render(&super::page::page(self))
-    }
 }

@@ -32,7 +32,7 @@ pub fn of_first_pair_with_changes(
 ) -> Option<Causes> {
     let mut causes = of_first_pair(pairs)?;
     if let (Some(b), Some(h)) = (base, head) {
-        super::changed::attach(&mut causes, b, h);
+        attach_changes(&mut causes, b, h);
     }
     Some(causes)
 }
@@ -138,5 +138,12 @@ pub fn explain(base: &SideScore, head: &SideScore) -> Causes {
         removed,
         minimum_term,
         coherence,
+    }
+}
+
+/// Attaches each fallen tool's change (needs both exports).
+fn attach_changes(causes: &mut Causes, base: &crate::export::Export, head: &crate::export::Export) {
+    for t in &mut causes.tools {
+        t.change = super::changed::tool_change(base, head, &t.tool);
     }
 }

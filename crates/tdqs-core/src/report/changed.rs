@@ -9,8 +9,6 @@ use serde_json::Value;
 use crate::export::Export;
 use crate::rubric::ToolDimension;
 
-use super::model::Causes;
-
 /// The before and after of one tool's definition, as far as TDQS reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -141,13 +139,6 @@ pub fn tool_change(base: &Export, head: &Export, name: &str) -> Option<ToolChang
         fields_added: hf.difference(&bf).cloned().collect(),
         fields_removed: bf.difference(&hf).cloned().collect(),
     })
-}
-
-/// Attaches each fallen tool's change (needs both exports).
-pub fn attach(causes: &mut Causes, base: &Export, head: &Export) {
-    for t in &mut causes.tools {
-        t.change = tool_change(base, head, &t.tool);
-    }
 }
 
 #[cfg(test)]

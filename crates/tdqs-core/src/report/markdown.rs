@@ -41,7 +41,7 @@ pub fn page(report: &Report) -> Vec<Block> {
     let mut lead = sections::sides(report, text);
     // The sandbox's description comes from the exports (a head's may come from an artifact),
     // so it is outside text.
-    let sandbox = crate::sandbox::report_line(report);
+    let sandbox = sandbox_line(report);
     let sandbox = (!sandbox.is_empty()).then(|| vec![text(sandbox.trim_end())]);
     let judge = sections::judge(report)
         .or_else(|| (!report.scored).then(|| vec![words("No model was called.")]));
@@ -343,4 +343,22 @@ fn omitted(report: &Report) -> Option<Block> {
     let template = " Servers of up to {} tools are listed in full; {} lists every tool.";
     content.extend(fill(template, [up_to, code("--full-report")]));
     Some(paragraph(content))
+}
+
+/// The line a report page gives the sandbox (`Sandbox: bubblewrap 0.8.0 (…).` and a newline),
+/// or nothing when neither side's export records one (export files from older versions,
+/// URL-only servers).
+fn sandbox_line(report: &Report) -> String {
+    let (base, head) = (
+        record_of(report.base.as_ref()),
+        record_of(report.head.as_ref()),
+    );
+    if base.is_none() && head.is_none() {
+        return String::new();
+    }
+    format!("Sandbox: {}.\n", crate::sandbox::describe_sides(base, head))
+}
+
+fn record_of(export: Option<&crate::export::Export>) -> Option<&crate::sandbox::SandboxRecord> {
+    export.and_then(|e| e.source.sandbox.as_ref())
 }

@@ -278,7 +278,7 @@ pub struct Report {
     /// each pair side's `omitted` then holds their scores' sum, and the exports list only the
     /// tools still listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub omitted: Option<super::summary::Omitted>,
+    pub omitted: Option<Omitted>,
     /// The opt-in selection check (`--eval` / `[eval]`): the same case suite on both sides,
     /// paired, with its exact test. Absent when the check was not asked for or not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -293,4 +293,16 @@ pub struct ScoredOnce {
     pub side: crate::score::SideScore,
     pub calls: CallStats,
     pub warnings: Vec<String>,
+}
+
+/// What a summarised report left out (absent when it lists every tool).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Omitted {
+    /// Tools left out of the exports, `changes.unchanged` and every pair side.
+    pub count: u64,
+    /// SHA-256 over one line `NAME\tDEFINITION_HASH\n` per left-out tool, in name order.
+    pub definitions_digest: String,
+    /// The size above which a report summarises (`summary::LIST_EVERY_TOOL_UP_TO`).
+    pub list_every_tool_up_to: u64,
 }

@@ -20,7 +20,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::arith::{Frac, Tenths};
@@ -28,22 +27,10 @@ use crate::error::{Error, Result, Stage};
 use crate::export::Export;
 use crate::score::{AnswerSource, OmittedScores, SideScore, ToolResult};
 
-use super::model::{Pair, Report};
+use super::model::{Omitted, Pair, Report};
 
 /// A report whose sides list at most this many tools each lists every tool.
 pub const LIST_EVERY_TOOL_UP_TO: usize = 50;
-
-/// What a summarised report left out (absent when it lists every tool).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Omitted {
-    /// Tools left out of the exports, `changes.unchanged` and every pair side.
-    pub count: u64,
-    /// SHA-256 over one line `NAME\tDEFINITION_HASH\n` per left-out tool, in name order.
-    pub definitions_digest: String,
-    /// The size above which a report summarises ([`LIST_EVERY_TOOL_UP_TO`]).
-    pub list_every_tool_up_to: u64,
-}
 
 /// Whether `report` should be summarised: both exports present, a side above the threshold.
 pub fn should_summarise(report: &Report) -> bool {

@@ -15,6 +15,7 @@
 //! HTML page's hooks (classes, `data-` values) and mean nothing to the other markups.
 
 pub mod chart;
+mod escape;
 pub mod html;
 pub mod markdown;
 mod svg;

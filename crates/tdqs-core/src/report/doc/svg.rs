@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::chart::{Chart, ChartKind, ChartRow};
-use super::html::escape;
+use super::escape::escape;
 use crate::rubric::ToolDimension;
 
 /// Tool names longer than this are shortened in the charts (the full name is the tooltip).

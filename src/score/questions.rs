@@ -1,68 +1,15 @@
 //! Turning an export into questions: context signals, the shadow-candidate prefilter, hard gates
-//! and the rendered prompts.
+//! and the rendered prompts (the prompts themselves are loaded by [`super::prompts`]).
 
 use std::sync::Arc;
 
-use crate::judge::{Judge, Question, QuestionKind, Subject};
+use crate::judge::{Question, QuestionKind, Subject};
 use crate::score::side::{HardGate, PreparedSide, PreparedTool};
-use crate::spec::{self, FetchOptions, PromptSource};
 use tdqs_core::error::Error;
 use tdqs_core::export::Export;
 use tdqs_core::judge::siblings::{Siblings, SideNames};
-use tdqs_core::report::PromptOrigin;
-use tdqs_core::spec::pins::Pins;
 use tdqs_core::spec::signals::{context_signals, shadow_candidates};
-use tdqs_core::spec::{check_templates, render_coherence_user, render_tool_user, Prompts};
-
-use super::JudgeOptions;
-
-/// The prompts of a run (none for judges that read definitions) and where they came from.
-pub struct PromptSet {
-    pub prompts: Option<Prompts>,
-    pub origin: PromptOrigin,
-    pub warnings: Vec<String>,
-}
-
-/// Fetches (or reads from the cache) and verifies the prompts when the judge needs them.
-pub async fn load_prompts(
-    opts: &JudgeOptions,
-    pins: &Pins,
-    judge: &dyn Judge,
-) -> Result<PromptSet, Error> {
-    if !judge.needs_prompts() {
-        return Ok(PromptSet {
-            prompts: None,
-            origin: PromptOrigin {
-                spec_commit: pins.spec_commit().to_string(),
-                source: "not-needed".to_string(),
-            },
-            warnings: Vec::new(),
-        });
-    }
-    let loaded = spec::load_prompts(
-        pins,
-        &FetchOptions {
-            cache_dir: opts.cache_dir.clone(),
-            spec_url: opts.spec_url.clone(),
-            timeout: None,
-        },
-    )
-    .await?;
-    check_templates(&loaded.prompts)?;
-    let source = match loaded.provenance.source {
-        PromptSource::Cache => "cache",
-        PromptSource::Fetch => "fetch",
-        PromptSource::Refetch => "refetch",
-    };
-    Ok(PromptSet {
-        prompts: Some(loaded.prompts),
-        origin: PromptOrigin {
-            spec_commit: loaded.provenance.spec_commit.clone(),
-            source: source.to_string(),
-        },
-        warnings: loaded.warnings,
-    })
-}
+use tdqs_core::spec::{render_coherence_user, render_tool_user, Prompts};
 
 /// Every question of one side. Without prompts (a rule judge) the questions carry only their
 /// subject.

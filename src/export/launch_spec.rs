@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use tdqs_core::export::ExportLimits;
+
 /// A command run in a side's tree before the server starts (for example a build).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SetupCommand {
@@ -60,10 +62,3 @@ impl std::fmt::Debug for HttpTarget {
             .finish()
     }
 }
-
-// The limits are plain values that the configuration fills in: they live in the pure core, so
-// that `config` and `export` both import them from below.
-pub use tdqs_core::export::{
-    parse_size_limit, ExportLimits, DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_MESSAGE_BYTES,
-    MAX_SIZE_LIMIT, MIN_SIZE_LIMIT,
-};
