@@ -1,5 +1,5 @@
 //! The checks behind the rule catalogue ([`super::catalogue`]): one function per family, run
-//! over one side's tools by [`check_all`].
+//! over one side's tools by `check_all`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
