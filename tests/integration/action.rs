@@ -1507,7 +1507,9 @@ fn release_server(corrupt_checksum: bool) -> (Loopback, tempfile::TempDir) {
         .path()
         .join(format!("tdqs-gate-v{gate_version}-{target}"));
     std::fs::create_dir_all(&staging).unwrap();
-    std::fs::copy(GATE, staging.join("tdqs-gate")).unwrap();
+    // A launcher of this build stands in for the binary: what is tested is the download, the
+    // checksum and the unpacking, and packing a debug build would move hundreds of megabytes.
+    crate::support::write_launcher(&staging.join("tdqs-gate"), Path::new(GATE));
     let archive_name = format!("tdqs-gate-v{gate_version}-{target}.tar.gz");
     let archive = dir.path().join(&archive_name);
     let status = Command::new("tar")
@@ -1661,7 +1663,7 @@ fn a_source_build_of_the_same_digest_is_reused_from_the_cache() {
     assert_eq!(prepared["cache-path"], cache.display().to_string());
     assert!(key.starts_with(&prepared["cache-restore-key"]));
     std::fs::create_dir_all(cache.join("bin")).unwrap();
-    std::fs::copy(GATE, cache.join("bin/tdqs-gate")).unwrap();
+    crate::support::write_launcher(&cache.join("bin/tdqs-gate"), Path::new(GATE));
     std::fs::write(cache.join("bin/source-digest"), format!("{digest}\n")).unwrap();
     let run = runner::run(&job);
     let log = run.log();

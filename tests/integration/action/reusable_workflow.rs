@@ -48,12 +48,15 @@ fn action_checkout(to: &Path) {
     .unwrap();
 }
 
-/// A machine's own copies of the binary and the fake `claude`.
+/// A machine's own `tdqs-gate` and fake `claude`: files of its own, so a hostile job that
+/// replaces them changes only its machine. The gate is a launcher of the built binary rather than
+/// a copy of it: a debug build is close to 300 MB, and a copy per job of every workflow run filled
+/// the disk of a CI machine.
 fn machine_tools(dir: &Path) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     std::fs::create_dir_all(dir.join("claude")).unwrap();
     let bin = dir.join("bin/tdqs-gate");
-    std::fs::copy(GATE, &bin).unwrap();
+    crate::support::write_launcher(&bin, Path::new(GATE));
     std::fs::copy(FAKE_CLAUDE, dir.join("claude/claude")).unwrap();
     std::fs::write(
         dir.join("claude/fake-claude.json"),
