@@ -905,7 +905,7 @@ fn watch_loop(pid: u32, limit: u32, stop: &AtomicBool, tripped: &AtomicBool) {
                 .ok()
                 .and_then(|text| text.split_whitespace().next()?.parse().ok());
         }
-        if let Some(init) = init {
+        if let Some(init) = init.filter(|init| sandbox_proc_mounted(*init)) {
             // The sandbox's own /proc, seen through its root, lists exactly its processes.
             if let Ok(entries) = std::fs::read_dir(format!("/proc/{init}/root/proc")) {
                 let count = entries
@@ -929,6 +929,22 @@ fn watch_loop(pid: u32, limit: u32, stop: &AtomicBool, tripped: &AtomicBool) {
             }
         }
         std::thread::sleep(WATCH_INTERVAL);
+    }
+}
+
+/// Whether the sandbox's init already sees its own `/proc`. Until bubblewrap has mounted it and
+/// changed root, `/proc/<init>/root/proc` is the host's `/proc`, which lists every process of
+/// the machine: counting those would stop a sandbox for the machine's load (a busy CI runner
+/// has hundreds of processes), not for what runs in it. A proc file system mounted for another
+/// PID namespace is another device.
+fn sandbox_proc_mounted(init: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (
+        std::fs::metadata(format!("/proc/{init}/root/proc")),
+        std::fs::metadata("/proc"),
+    ) {
+        (Ok(inside), Ok(host)) => inside.dev() != host.dev(),
+        _ => false,
     }
 }
 

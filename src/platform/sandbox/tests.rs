@@ -229,3 +229,11 @@ fn ci_is_recognised_from_its_variables() {
     assert!(!in_ci(&env(&[("CI", "false")])));
     assert!(!in_ci(&env(&[])));
 }
+
+#[test]
+fn a_process_that_sees_the_hosts_proc_is_not_counted_as_a_sandbox() {
+    // The gate's own root is the host's: its /proc lists the whole machine, which is what the
+    // sandbox's init sees until bubblewrap has mounted the sandbox's own.
+    assert!(!sandbox_proc_mounted(std::process::id()));
+    assert!(!sandbox_proc_mounted(u32::MAX));
+}
