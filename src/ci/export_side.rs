@@ -15,7 +15,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::is_valid_server_name;
-use crate::gate::export_dirs::SINGLE;
+use crate::gate::base_settings::SettingsSource;
+use crate::gate::export_dirs::{SETTINGS_FILE, SINGLE};
 use crate::gate::{ServerOptions, SideSource};
 use crate::progress::Progress;
 use tdqs_core::error::{Error, Stage};
@@ -61,6 +62,9 @@ pub struct ExportSide<'a> {
 /// Exports every server of the side into `output_dir` (created; it must be empty or missing).
 pub async fn run(args: &ExportSide<'_>, progress: &dyn Progress) -> Result<Vec<Exported>, Error> {
     prepare_folder(args.output_dir)?;
+    if args.side == Side::Base {
+        write_base_settings(args)?;
+    }
     let source = match args.revision {
         Some(rev) => SideSource::Revision(rev.to_string()),
         None => SideSource::WorkingTree,
@@ -131,6 +135,50 @@ async fn export_one(
                 details: Some(redact(&e.render())),
             })
         }
+    }
+}
+
+/// Copies the base's judging settings (its `[decision]` table) into the base folder as
+/// [`SETTINGS_FILE`], so that the scoring job, which checks out neither side, decides by them and
+/// not by the defaults. Nothing is written when the base has no tdqs-gate.toml; a configuration
+/// that cannot be read is left to the export's own note.
+fn write_base_settings(args: &ExportSide<'_>) -> Result<(), Error> {
+    let config = match args.revision {
+        Some(rev) => SettingsSource::Revision(rev.to_string()).config(args.repo),
+        None => working_tree_root(args.repo).and_then(|root| crate::config::Config::load(&root)),
+    };
+    let Ok(Some(config)) = config else {
+        return Ok(());
+    };
+    let mut text = String::from(
+        "# The base revision's [decision] settings, copied by `tdqs-gate ci export --side base`\n\
+         # for the scoring job; the folder's digest covers this file.\n[decision]\n",
+    );
+    if let Some(drop) = config.decision.tool_drop {
+        text.push_str(&format!("tool-drop = {drop}\n"));
+    }
+    let path = args.output_dir.join(SETTINGS_FILE);
+    crate::platform::atomic::write_atomically(&path, text.as_bytes(), Some(0o644)).map_err(|io| {
+        Error::io(
+            Stage::Export,
+            format!("cannot write {}", path.display()),
+            io,
+        )
+    })
+}
+
+/// The folder whose tdqs-gate.toml a working-tree export reads: the repository's working tree,
+/// else the given folder, else the current one.
+fn working_tree_root(repo: Option<&Path>) -> Result<PathBuf, Error> {
+    if let Ok(opened) = crate::revision::open(repo) {
+        if let Some(dir) = opened.workdir() {
+            return Ok(dir.to_path_buf());
+        }
+    }
+    match repo {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => std::env::current_dir()
+            .map_err(|io| Error::io(Stage::Config, "cannot read the current folder", io)),
     }
 }
 

@@ -186,6 +186,10 @@ fn score_options(args: &CiScoreArgs) -> Result<(GateArgs, gate::GateOptions), Er
         ..SideArgs::default()
     };
     let mut opts = gate_options(&folders)?;
+    let settings = args.base_dir.join(crate::gate::export_dirs::SETTINGS_FILE);
+    if std::fs::symlink_metadata(&settings).is_ok() {
+        opts.settings_file = Some(settings);
+    }
     opts.eval = super::eval_cmd::gate_eval(&gate, &opts)?;
     Ok((gate, opts))
 }

@@ -96,6 +96,7 @@ pub(super) fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         full_report: args.full_report,
         eval: None,
         settings_rev: args.settings_rev.clone(),
+        settings_file: None,
     })
 }
 

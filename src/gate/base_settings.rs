@@ -172,6 +172,9 @@ pub(crate) enum SettingsSource {
     Revision(String),
     /// The working tree (the base is the working tree).
     WorkingTree,
+    /// The base's `tdqs-gate.toml` as its export job copied it into the base folder (the
+    /// scoring job of the reusable workflow, which holds no checkout of either side).
+    File(PathBuf),
     /// None: the base is an export file and no `--settings-rev` names a revision; the defaults
     /// and the command line apply.
     Defaults,
@@ -186,7 +189,10 @@ impl SettingsSource {
             }
             (SideSource::WorkingTree, _) => SettingsSource::WorkingTree,
             (_, Some(rev)) => SettingsSource::Revision(rev.clone()),
-            _ => SettingsSource::Defaults,
+            _ => match &opts.settings_file {
+                Some(file) => SettingsSource::File(file.clone()),
+                None => SettingsSource::Defaults,
+            },
         }
     }
 
@@ -195,6 +201,10 @@ impl SettingsSource {
         match self {
             SettingsSource::Revision(rev) => format!("the base revision ({rev})"),
             SettingsSource::WorkingTree => "the working tree (the base)".to_string(),
+            SettingsSource::File(path) => format!(
+                "the base's tdqs-gate.toml as its export job wrote it ({})",
+                path.display()
+            ),
             SettingsSource::Defaults => {
                 "the defaults (the base is an export file; --settings-rev names the revision \
                  to read them from)"
@@ -230,6 +240,25 @@ impl SettingsSource {
                     .with_advice("make it a regular file, or remove it")),
                 }
             }
+            SettingsSource::File(path) => {
+                // Only the configuration travels with the base folder; a case file does not.
+                if relative != Path::new(crate::config::CONFIG_FILE) {
+                    return Ok(None);
+                }
+                use crate::platform::safe_file::{read_regular, Links};
+                read_regular(path, Links::Refuse, max_bytes as u64)
+                    .map(Some)
+                    .map_err(|e| {
+                        Error::new(
+                            Stage::Config,
+                            format!("cannot read the base's settings {}: {e}", path.display()),
+                        )
+                        .with_advice(
+                            "the base export job writes it as a small regular file; re-run \
+                             the workflow",
+                        )
+                    })
+            }
             SettingsSource::Defaults => Ok(None),
         }
     }
@@ -242,6 +271,7 @@ impl SettingsSource {
         };
         let shown = match self {
             SettingsSource::Revision(rev) => PathBuf::from(format!("{rev}:{}", name.display())),
+            SettingsSource::File(path) => path.clone(),
             _ => name.to_path_buf(),
         };
         let text = String::from_utf8(bytes).map_err(|_| {

@@ -67,6 +67,7 @@ impl CheckOptions {
             full_report: false,
             eval: None,
             settings_rev: self.settings_rev.clone(),
+            settings_file: None,
         }
     }
 }

@@ -18,8 +18,9 @@
 //! The folders are read as untrusted data: only regular files named `NAME.json` or
 //! `NAME.failed` with a valid server name (the `[[server]]` rule, so no path separator and no
 //! `..`), one file per name, no two names that differ only in case (they would collide on a
-//! case-insensitive file system and in GitHub output names); anything else refuses the run.
-//! Every export is verified (hashes and sizes recomputed) before it decides anything.
+//! case-insensitive file system and in GitHub output names); anything else refuses the run. The
+//! one exception is the base folder's [`SETTINGS_FILE`], the base's `[decision]` table, which
+//! `ci score` reads as the run's settings (in a head folder it refuses the run). Every export is verified (hashes and sizes recomputed) before it decides anything.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,11 @@ use tdqs_core::spec::pins::Pins;
 /// `[[server]]` tables): `_single.json` or `_single.failed`. A server name cannot start with `_`,
 /// so it never collides with a table's name.
 pub const SINGLE: &str = "_single";
+
+/// The base's `tdqs-gate.toml`, copied into the base folder by `tdqs-gate ci export --side base`:
+/// the scoring job, which checks out neither side, judges by the base's settings (its
+/// `[decision]`). Only a base folder may hold it, and the folder's digest covers it.
+pub const SETTINGS_FILE: &str = "_settings.toml";
 /// The most files a folder may hold: far beyond a real repository's servers, and a bound on
 /// what an untrusted folder can make the gate read.
 const MAX_FOLDER_ENTRIES: usize = 512;
@@ -120,6 +126,20 @@ pub fn read_folder(dir: &Path, label: &str) -> Result<BTreeMap<String, Entry>, E
                 format!(
                     "{file_name:?} is a {}, not a regular file (only regular files are read)",
                     crate::platform::file_modes::kind_name(&kind)
+                ),
+            ));
+        }
+        if file_name == SETTINGS_FILE {
+            if label == "base" {
+                // The base's settings, read through `GateOptions::settings_file`.
+                continue;
+            }
+            return Err(folder_error(
+                dir,
+                label,
+                format!(
+                    "{file_name:?} is the base's settings, which only the base's export job \
+                     writes; the {label} side's settings are never read"
                 ),
             ));
         }

@@ -73,6 +73,10 @@ pub struct GateOptions {
     /// `--settings-rev`: the revision whose tdqs-gate.toml holds the gate's settings, when the
     /// base is not a revision (export files); the base revision otherwise.
     pub settings_rev: Option<String>,
+    /// The base's `tdqs-gate.toml` as the base's export job copied it into its folder
+    /// (`ci score`, when the base folder holds [`crate::gate::export_dirs::SETTINGS_FILE`]): the
+    /// settings of a run whose base is a folder and no `--settings-rev` names a revision.
+    pub settings_file: Option<PathBuf>,
 }
 
 /// The selection check the gate runs on both sides (docs/eval.md, "In the gate").

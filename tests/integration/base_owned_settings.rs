@@ -383,3 +383,91 @@ fn export_with_settings_rev_runs_the_heads_plan_under_the_bases_settings() {
     assert!(!dump.exists());
     assert_no_secret(&refused);
 }
+
+/// The reusable workflow's three steps on this repository: the base job's folder, the head job's
+/// folder (the working tree), and the scoring job on the two, which checks out neither side.
+fn workflow_steps(setup: &Setup, adjust_folders: impl FnOnce(&Path, &Path)) -> Run {
+    let base_dir = setup.work().join("ci-base");
+    let head_dir = setup.work().join("ci-head");
+    let export = |side: &str, dir: &Path, gate_args: &[&str]| {
+        let mut args = vec!["ci", "export", "--side", side, "--output-dir"];
+        let dir = dir.display().to_string();
+        args.push(&dir);
+        args.push("--");
+        args.extend(gate_args);
+        setup.run(&args).assert_code(0);
+    };
+    export("base", &base_dir, &["--base", "main"]);
+    export("head", &head_dir, &[]);
+    adjust_folders(&base_dir, &head_dir);
+    let (base_arg, head_arg) = (
+        base_dir.display().to_string(),
+        head_dir.display().to_string(),
+    );
+    let mut args: Vec<String> = [
+        "ci",
+        "score",
+        "--base-dir",
+        &base_arg,
+        "--head-dir",
+        &head_arg,
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push("--".into());
+    args.extend(setup.judge_args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    setup.run(&refs)
+}
+
+/// A setup whose base commit sets `tool-drop = 4.0` and whose head lowers close_issue by 0.6.
+fn base_with_loose_guard() -> Setup {
+    let base = twelve_tools();
+    let setup = Setup::new(&base);
+    setup.repo.write(
+        "tdqs-gate.toml",
+        &format!("{BASE_CONFIG}\n[decision]\ntool-drop = 4.0\n"),
+    );
+    setup.repo.git(["add", "tdqs-gate.toml"]);
+    setup.repo.git(["commit", "-q", "-m", "loosen the guard"]);
+    setup.set_head(&with_description(&base, "close_issue", WORSE));
+    let mut lower = tool_rule("close_issue", Some(WORSE), None, 4);
+    lower["scores"] = json!({"purpose_clarity": 2, "conciseness_structure": 3});
+    setup.fake.control(script(vec![lower]));
+    setup
+}
+
+#[test]
+fn the_scoring_job_decides_by_the_bases_decision_settings_from_the_base_folder() {
+    let setup = base_with_loose_guard();
+    let run = workflow_steps(&setup, |base, _| {
+        let copied = std::fs::read_to_string(base.join("_settings.toml")).unwrap();
+        assert!(copied.contains("tool-drop = 4.0"), "{copied}");
+    });
+    run.assert_code(0);
+    assert_eq!(run.report()["decisionRule"]["toolDrop"], 4.0);
+}
+
+#[test]
+fn without_the_base_folders_settings_the_scoring_job_falls_back_to_the_default_guard() {
+    let setup = base_with_loose_guard();
+    let run = workflow_steps(&setup, |base, _| {
+        std::fs::remove_file(base.join("_settings.toml")).unwrap();
+    });
+    run.assert_code(1);
+    assert_eq!(run.report()["decisionRule"]["toolDrop"], 0.5);
+}
+
+#[test]
+fn settings_in_the_head_folder_are_refused_not_read() {
+    let setup = base_with_loose_guard();
+    let run = workflow_steps(&setup, |_, head| {
+        std::fs::write(head.join("_settings.toml"), "[decision]\ntool-drop = 4.0\n").unwrap();
+    });
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("only the base's export job writes"),
+        "{}",
+        run.describe()
+    );
+}

@@ -210,6 +210,7 @@ impl Setup {
             tool_drop: None,
             full_report: false,
             settings_rev: None,
+            settings_file: None,
             eval: None,
         }
     }
