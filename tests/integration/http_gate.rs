@@ -211,6 +211,7 @@ impl Setup {
             full_report: false,
             settings_rev: None,
             eval: None,
+            suggest: None,
         }
     }
 }

@@ -2,10 +2,10 @@
 //! check that a proposal kept the rest ([`proposal`]), when the scored pairs let a proposal be
 //! offered ([`verdict`]), the static judge's checklist of gaps ([`checklist`]), where a proposal
 //! is shown — a suggestion block for the source line or a diff ([`render`]) — and the report of
-//! a run as data and as a page ([`page`]). The model calls are the engine's (`src/suggest/`).
+//! a run as data (its page is `crate::report::suggestions`). The model calls are the engine's
+//! (`src/suggest/`).
 
 pub mod checklist;
-pub mod page;
 pub mod proposal;
 pub mod render;
 pub mod verdict;

@@ -3,8 +3,6 @@
 
 use serde_json::Value;
 
-use crate::report::doc::DiffLine;
-
 /// Quote characters a description literal may use on one line.
 const QUOTES: [char; 3] = ['"', '\'', '`'];
 
@@ -61,9 +59,9 @@ pub fn replaced_line(line: &str, old: &str, new: &str) -> Option<String> {
     None
 }
 
-/// The lines of `base` and `proposal` (pretty JSON) that differ, in order: a longest common
-/// subsequence of lines, removed lines before added ones at each change.
-pub fn definition_diff(base: &Value, proposal: &Value) -> Vec<DiffLine> {
+/// The lines of `base` and `proposal` (pretty JSON) that differ, in order, each `- ` or `+ `
+/// first: a longest common subsequence of lines, removed lines before added ones at each change.
+pub fn definition_diff(base: &Value, proposal: &Value) -> Vec<String> {
     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
     let (a, b) = (pretty(base), pretty(proposal));
     let a: Vec<&str> = a.lines().collect();
@@ -81,10 +79,7 @@ pub fn definition_diff(base: &Value, proposal: &Value) -> Vec<DiffLine> {
     }
     let (mut i, mut j) = (0, 0);
     let mut out = Vec::new();
-    let line = |removed: bool, text: &str| DiffLine {
-        removed,
-        line: format!("{} {text}", if removed { '-' } else { '+' }),
-    };
+    let line = |removed: bool, text: &str| format!("{} {text}", if removed { '-' } else { '+' });
     while i < a.len() || j < b.len() {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             i += 1;
@@ -155,10 +150,7 @@ mod tests {
     fn the_diff_lists_only_changed_lines_removed_first() {
         let base = json!({"name": "a", "description": "Old."});
         let new = json!({"name": "a", "description": "New."});
-        let lines: Vec<String> = definition_diff(&base, &new)
-            .into_iter()
-            .map(|l| l.line)
-            .collect();
+        let lines = definition_diff(&base, &new);
         assert_eq!(
             lines,
             vec![

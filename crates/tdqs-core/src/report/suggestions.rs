@@ -2,11 +2,11 @@
 //! (predicted TDQS and tier, bytes, calls), and the proposal as a suggestion block for its
 //! source line or as a diff. Shared by `tdqs-gate suggest` and the gate's summary.
 
-use crate::report::doc::{
+use super::doc::{
     code, fill, heading, list, marked, paragraph, words, Attrs, Block, DiffLine, Inline,
 };
 
-use super::{Placement, Status, Suggestions, ToolSuggestion};
+use crate::suggest::{Placement, Status, Suggestions, ToolSuggestion};
 
 /// The section of a page that shows `suggestions`, from heading level `level`.
 pub fn blocks(suggestions: &Suggestions, level: u8) -> Vec<Block> {
