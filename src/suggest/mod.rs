@@ -339,7 +339,8 @@ async fn ask_rewrite(
                     Err(why) => last = why,
                 }
             }
-            Err(failure) if failure.retryable => last = failure.message,
+            // Redacted now: the reason is kept in the report.
+            Err(failure) if failure.retryable => last = tdqs_core::redact::redact(&failure.message),
             Err(failure) => {
                 return Err(Error::new(
                     Stage::Judge,

@@ -434,3 +434,28 @@ fn the_gate_offers_a_rewrite_for_a_fallen_tool_only_when_asked() {
     run.assert_code(2);
     assert!(run.stderr.contains("--suggest"), "{}", run.describe());
 }
+
+#[test]
+fn an_unreadable_rewrite_answer_is_retried_then_withheld_without_scoring() {
+    let setup = Setup::new(&base_tools());
+    setup
+        .fake
+        .control(json!({"script": [{"kind": "rewrite", "behaviour": "garbage"}]}));
+    let run = suggest(&setup, &["--tool", "get_issue", "--json"]);
+    run.assert_code(0);
+    let tool = &json_of(&run)["tools"][0];
+    assert_eq!(tool["status"], "withheld");
+    assert!(
+        tool["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no usable rewrite"),
+        "{tool}"
+    );
+    assert!(tool.get("proposal").is_none());
+    // Every call was a rewrite request (the pins' retries), none a scoring.
+    let calls = setup.fake.calls().len();
+    assert!(calls > 1, "the unreadable answer was not retried");
+    assert_eq!(calls_of_kind(&setup, "rewrite"), calls);
+    assert_eq!(tool["calls"].as_u64().unwrap() as usize, calls);
+}
