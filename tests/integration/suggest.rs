@@ -412,6 +412,12 @@ fn the_gate_offers_a_rewrite_for_a_fallen_tool_only_when_asked() {
     let page = run.markdown();
     assert!(page.contains("Suggested rewrites"), "{page}");
     assert!(page.contains("`get_issue` — offered"), "{page}");
+    let html = run.html();
+    assert!(
+        html.contains("Suggested rewrites"),
+        "the HTML page lacks the rewrites"
+    );
+    assert!(html.contains("<code>get_issue</code> — offered"), "{html}");
     // The head is the working tree, whose tools.json holds the description on one line: the
     // proposal is a suggestion block for that line, and applying it gives the proposal's text.
     let placement = &tool["placement"];
