@@ -2115,3 +2115,4 @@ fn the_eval_input_runs_the_selection_check() {
 
 mod monorepo;
 mod reusable_workflow;
+mod suggest_input;
