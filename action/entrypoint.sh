@@ -21,6 +21,7 @@ cmd_prepare() {
     [[ "${INPUT_EVAL:-}" =~ ^(synthetic|live_model|live-model)?$ ]] || fail "eval '${INPUT_EVAL}' is not one of synthetic, live_model (or empty: no selection check)"
     [[ "${INPUT_EVAL:-}" != live* || "${INPUT_JUDGE:-}" != static ]] || fail "eval '${INPUT_EVAL}' needs a model to select, and the static judge cannot select: set judge to claude-code, anthropic or openai, or use eval: synthetic"
     [[ "${INPUT_COMMENT:-false}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "comment '${INPUT_COMMENT}' must be true or false"
+    [[ "${INPUT_SUGGEST:-false}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "suggest '${INPUT_SUGGEST}' must be true or false"
     local report="${INPUT_REPORT_DIR:-.tool-definition-score}" key
     [[ "${report}" == /* ]] || report="$(workdir)/${report}"
     out report-dir "${report}" && out exports-dir "$(exports)"
@@ -111,6 +112,7 @@ cmd_export() {
 cmd_score() {
     local code=0 var="" args=("--judge=${INPUT_JUDGE:-claude-code}" "--report-dir=${REPORT_DIR}")
     [[ -z "${INPUT_CONCURRENCY:-}" ]] || args+=("--concurrency=${INPUT_CONCURRENCY}") && [[ -z "${INPUT_EVAL:-}" ]] || args+=("--eval=${INPUT_EVAL/_/-}")
+    [[ "${INPUT_SUGGEST:-false}" != [Tt]rue ]] || args+=("--suggest")
     case "${INPUT_JUDGE:-claude-code}" in claude-code) var=CLAUDE_CODE_OAUTH_TOKEN ;; anthropic) var=ANTHROPIC_API_KEY ;; openai) var=OPENAI_API_KEY ;; esac
     if [[ -n "${INPUT_TOKEN:-}" && -n "${var}" ]]; then export "${var}=${INPUT_TOKEN}" && args+=("--token-env=${var}"); fi
     unset INPUT_TOKEN && [[ -z "${CLAUDE_DIR:-}" ]] || PATH="${CLAUDE_DIR}:${PATH}"

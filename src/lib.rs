@@ -28,3 +28,4 @@ pub mod report;
 pub mod revision;
 pub mod score;
 pub mod spec;
+pub mod suggest;

@@ -32,6 +32,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Score one side once and print each tool's TDQS and the rollups.
     Score(ScoreArgs),
+    /// Propose rewrites of tool definitions, scored before they are offered (a model judge), or
+    /// list what each definition is missing (the static judge). Prints Markdown, or JSON.
+    Suggest(SuggestArgs),
     /// Lint tool definitions offline: findings with stable codes and a 0–100 scorecard.
     Lint(LintArgs),
     /// Measure where requests go: run the committed selection cases (tdqs-eval.toml) against the
@@ -223,6 +226,14 @@ pub struct GateArgs {
     /// the repository root).
     #[arg(long, value_name = "FILE")]
     pub eval_cases: Option<PathBuf>,
+    /// For each tool whose TDQS fell, ask the judge's model for a rewrite and offer it only when
+    /// the same judge scores it at least as high on every dimension that fell (the static
+    /// judge: a checklist of what is missing). Costs judge calls; see docs/suggest.md.
+    #[arg(long)]
+    pub suggest: bool,
+    /// The most judge calls the rewrites of --suggest may make [default: 40].
+    #[arg(long, value_name = "N")]
+    pub suggest_max_calls: Option<u64>,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]
@@ -361,6 +372,35 @@ pub struct ScoreArgs {
     /// Also write a shields.io endpoint badge (the mean TDQS and tier) to FILE.
     #[arg(long, value_name = "FILE")]
     pub badge: Option<PathBuf>,
+    #[command(flatten)]
+    pub repo: RepoArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SuggestArgs {
+    /// Rewrite the tools of this revision (default: the working tree).
+    #[arg(long, value_name = "REV", conflicts_with = "export")]
+    pub rev: Option<String>,
+    /// Rewrite the tools of this export file instead of starting a server.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+    /// The tool to rewrite (repeatable; default: every tool, within --max-calls).
+    #[arg(long, value_name = "NAME")]
+    pub tool: Vec<String>,
+    /// The most judge calls (retries included) the rewrites may make.
+    #[arg(long, value_name = "N", default_value_t = crate::suggest::DEFAULT_MAX_CALLS)]
+    pub max_calls: u64,
+    /// The source tree whose description literals become suggestion blocks (default: the
+    /// working tree when it is what was exported).
+    #[arg(long, value_name = "DIR")]
+    pub source: Option<PathBuf>,
+    /// Print the rewrites as JSON.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub repo: RepoArgs,
     #[command(flatten)]

@@ -95,9 +95,41 @@ pub(super) fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         tool_drop: tool_drop(args.tool_drop)?,
         full_report: args.full_report,
         eval: None,
+        suggest: gate_suggest_options(args)?,
         settings_rev: args.settings_rev.clone(),
         settings_file: None,
     })
+}
+
+/// `--suggest`: the rewrites' cost cap, and the working tree for suggestion blocks when it is
+/// the head.
+fn gate_suggest_options(args: &GateArgs) -> Result<Option<crate::suggest::SuggestOptions>, Error> {
+    if !args.suggest {
+        if args.suggest_max_calls.is_some() {
+            return Err(Error::usage("--suggest-max-calls needs --suggest")
+                .with_advice("add --suggest, or drop --suggest-max-calls"));
+        }
+        return Ok(None);
+    }
+    let max_calls = args
+        .suggest_max_calls
+        .unwrap_or(crate::suggest::DEFAULT_MAX_CALLS);
+    if max_calls == 0 {
+        return Err(
+            Error::usage("--suggest-max-calls must be at least 1").with_advice(
+                "give the rewrites a budget of judge calls, e.g. --suggest-max-calls 40",
+            ),
+        );
+    }
+    let head_is_working_tree = args.sides.head.is_none()
+        && args.sides.head_export.is_none()
+        && args.sides.head_exports.is_none();
+    let source = if head_is_working_tree {
+        source_tree_of(None, None, &args.repo)?
+    } else {
+        None
+    };
+    Ok(Some(crate::suggest::SuggestOptions { max_calls, source }))
 }
 
 fn tool_drop(value: Option<f64>) -> Result<Option<tdqs_core::arith::Tenths>, Error> {
@@ -353,16 +385,64 @@ pub(super) async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Resu
     Ok(Verdict::Pass)
 }
 
-/// The tree `lint --sarif` finds source lines in: `--source`, else the working tree when that
-/// is what was linted (an export file or another revision may not match it).
-fn lint_source_tree(args: &LintArgs) -> Result<Option<std::path::PathBuf>, Error> {
-    if let Some(dir) = &args.source {
-        return Ok(Some(dir.clone()));
-    }
-    if args.export.is_some() || args.rev.is_some() {
+pub(super) async fn suggest_command(
+    args: SuggestArgs,
+    verbosity: Verbosity,
+) -> Result<Verdict, Error> {
+    let progress = Arc::new(StderrProgress::new(verbosity));
+    let judge = judge_options(&args.judge)?;
+    let secrets = crate::judge::build::secret_env_names(&judge);
+    let source = match &args.source {
+        Some(dir) if !dir.is_dir() => {
+            return Err(
+                Error::usage(format!("--source {} is not a folder", dir.display()))
+                    .with_advice("pass the root of the server's source tree"),
+            )
+        }
+        Some(dir) => Some(dir.clone()),
+        None => source_tree_of(args.export.as_deref(), args.rev.as_deref(), &args.repo)?,
+    };
+    let export = one_export(
+        args.export.as_deref(),
+        args.rev.as_deref(),
+        &args.repo,
+        &args.server,
+        &secrets,
+        progress.as_ref(),
+    )
+    .await?;
+    let opts = crate::suggest::SuggestOptions {
+        max_calls: args.max_calls,
+        source,
+    };
+    let suggested =
+        crate::suggest::suggest_on_demand(&export, &args.tool, &judge, &opts, progress.clone())
+            .await;
+    progress.finish();
+    let suggested = suggested?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&suggested)
+            .map_err(|e| Error::internal(format!("cannot serialise the rewrites: {e}")))?
+    } else {
+        tdqs_core::report::doc::markdown::render(&tdqs_core::report::suggestions::blocks(
+            &suggested, 2,
+        ))
+    };
+    let _ = writeln!(std::io::stdout(), "{}", redact(&text));
+    Ok(Verdict::Pass)
+}
+
+/// The tree whose source lines match what was exported: the working tree when it is what was
+/// exported (an export file or another revision may not match it).
+fn source_tree_of(
+    export: Option<&std::path::Path>,
+    rev: Option<&str>,
+    repo: &RepoArgs,
+) -> Result<Option<std::path::PathBuf>, Error> {
+    if export.is_some() || rev.is_some() {
         return Ok(None);
     }
-    let repo = args.repo.repo.as_deref();
+    let repo = repo.repo.as_deref();
     if crate::revision::in_repository(repo) {
         return Ok(crate::revision::Repo::open_without_pruning(repo)?
             .workdir()
@@ -371,6 +451,15 @@ fn lint_source_tree(args: &LintArgs) -> Result<Option<std::path::PathBuf>, Error
     Ok(repo
         .map(std::path::Path::to_path_buf)
         .or_else(|| std::env::current_dir().ok()))
+}
+
+/// The tree `lint --sarif` finds source lines in: `--source`, else the working tree when that
+/// is what was linted (an export file or another revision may not match it).
+fn lint_source_tree(args: &LintArgs) -> Result<Option<std::path::PathBuf>, Error> {
+    if let Some(dir) = &args.source {
+        return Ok(Some(dir.clone()));
+    }
+    source_tree_of(args.export.as_deref(), args.rev.as_deref(), &args.repo)
 }
 
 pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {

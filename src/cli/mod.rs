@@ -85,6 +85,7 @@ async fn dispatch(cli: Cli, verbosity: Verbosity) -> Verdict {
         Some(Command::Gate(args)) => commands::gate_command(args, verbosity).await,
         Some(Command::Export(args)) => commands::export_command(args, verbosity).await,
         Some(Command::Score(args)) => commands::score_command(args, verbosity).await,
+        Some(Command::Suggest(args)) => commands::suggest_command(args, verbosity).await,
         Some(Command::Lint(args)) => commands::lint_command(args, verbosity).await,
         Some(Command::Eval(args)) => eval_cmd::eval_command(args, verbosity).await,
         Some(Command::InstallHook(args)) => commands::install_hook_command(args),

@@ -66,6 +66,7 @@ impl CheckOptions {
             tool_drop: self.tool_drop,
             full_report: false,
             eval: None,
+            suggest: None,
             settings_rev: self.settings_rev.clone(),
             settings_file: None,
         }

@@ -72,6 +72,7 @@ struct Draft {
     rule: Option<tdqs_core::decide::RuleInUse>,
     assessment: Option<decide::noise::Assessment>,
     eval: Option<tdqs_core::eval::compare::SelectionCheck>,
+    suggestions: Option<tdqs_core::suggest::Suggestions>,
     /// The settings the pull request's configuration changes (ignored): the report's first
     /// warning, whatever else is said.
     settings_changed: Option<String>,
@@ -90,6 +91,7 @@ impl Draft {
             rule: None,
             assessment: None,
             eval: None,
+            suggestions: None,
             settings_changed: None,
         };
         if !draft.pins.is_embedded() {
@@ -172,6 +174,7 @@ impl Draft {
             }),
             omitted: None,
             eval: self.eval,
+            suggestions: self.suggestions,
         }
     }
 }
@@ -662,6 +665,16 @@ async fn decide_recorded(
                 assessment,
             } => {
                 draft.assessment = assessment;
+                if let Some(suggest) = opts
+                    .suggest
+                    .as_ref()
+                    .filter(|_| verdict != Verdict::Invalid)
+                {
+                    progress.event(ProgressEvent::Note(
+                        "asking for rewrites of the tools that fell".to_string(),
+                    ));
+                    suggest_fallen(draft, session, suggest).await;
+                }
                 return Ok((verdict, reason, medians));
             }
             decision::Step::ScoreMore => {
@@ -686,5 +699,54 @@ async fn decide_recorded(
                 });
             }
         }
+    }
+}
+
+/// `--suggest`: a rewrite of each tool that fell on the first pair with a change, held to the
+/// base's definition on the dimensions that fell. A failure is a warning: the verdict stands.
+async fn suggest_fallen(
+    draft: &mut Draft,
+    session: &crate::score::session::ScoringSession,
+    opts: &crate::suggest::SuggestOptions,
+) {
+    let (Some(base), Some(head)) = (draft.base.as_ref(), draft.head.as_ref()) else {
+        return;
+    };
+    let Some(causes) = report::causes::of_first_pair_with_changes(
+        &draft.pairs,
+        Some(&base.export),
+        Some(&head.export),
+    ) else {
+        return;
+    };
+    let targets: Vec<crate::suggest::Target> = causes
+        .tools
+        .iter()
+        .filter(|t| !t.dimensions.is_empty())
+        .map(|t| crate::suggest::Target {
+            tool: t.tool.clone(),
+            reference: base
+                .export
+                .tools
+                .iter()
+                .find(|d| tdqs_core::digest::tool_name(d) == t.tool)
+                .cloned(),
+            held: t.dimensions.iter().map(|d| d.dimension).collect(),
+            weak_points: t
+                .dimensions
+                .iter()
+                .map(|d| (d.dimension.key().to_string(), d.justification.clone()))
+                .collect(),
+        })
+        .collect();
+    if targets.is_empty() {
+        return;
+    }
+    match crate::suggest::suggest(&head.export, &targets, session, opts).await {
+        Ok(suggestions) => draft.suggestions = Some(suggestions),
+        Err(e) => draft.warnings.push(format!(
+            "the rewrites of --suggest failed, the verdict stands: {}",
+            e.summary()
+        )),
     }
 }

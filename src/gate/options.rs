@@ -70,6 +70,8 @@ pub struct GateOptions {
     /// The opt-in selection check (`--eval` / `[eval]`), run on both sides when the
     /// definitions differ.
     pub eval: Option<GateEval>,
+    /// The opt-in rewrites (`--suggest`) of the tools that fell, under their cost cap.
+    pub suggest: Option<crate::suggest::SuggestOptions>,
     /// `--settings-rev`: the revision whose tdqs-gate.toml holds the gate's settings, when the
     /// base is not a revision (export files); the base revision otherwise.
     pub settings_rev: Option<String>,

@@ -178,7 +178,7 @@ impl AnthropicJudge {
         }
         // A selection's `arguments` is open (each tool has its own schema), which structured
         // output refuses: the prompt alone asks for the JSON, and the answer is validated.
-        if o.structured_output && !question.kind.is_eval() {
+        if o.structured_output && !question.kind.open_schema() {
             output_config.insert(
                 "format".into(),
                 json!({"type": "json_schema", "schema": answer_schema(question.kind)}),

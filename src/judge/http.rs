@@ -352,6 +352,7 @@ pub(crate) fn answer_schema_name(kind: QuestionKind) -> &'static str {
         QuestionKind::Selection => "tdqs_selection_answer",
         QuestionKind::EvalDraft => "tdqs_eval_draft_answer",
         QuestionKind::EvalValidate => "tdqs_eval_validation_answer",
+        QuestionKind::Rewrite => "tdqs_rewrite_answer",
     }
 }
 
@@ -374,7 +375,8 @@ pub fn answer_schema(kind: QuestionKind) -> Value {
         QuestionKind::Coherence
         | QuestionKind::Selection
         | QuestionKind::EvalDraft
-        | QuestionKind::EvalValidate => CoherenceDimension::ALL.iter().map(|d| d.key()).collect(),
+        | QuestionKind::EvalValidate
+        | QuestionKind::Rewrite => CoherenceDimension::ALL.iter().map(|d| d.key()).collect(),
     };
     let mut score_properties = Map::new();
     for key in &keys {
@@ -400,6 +402,11 @@ pub fn answer_schema(kind: QuestionKind) -> Value {
         QuestionKind::Selection => tdqs_core::eval::answer::selection_answer_schema(),
         QuestionKind::EvalDraft => tdqs_core::eval::draft::draft_answer_schema(),
         QuestionKind::EvalValidate => tdqs_core::eval::draft::validation_answer_schema(),
+        QuestionKind::Rewrite => json!({
+            "type": "object",
+            "properties": {"tool": {"type": "object"}},
+            "required": ["tool"]
+        }),
         QuestionKind::Coherence => json!({
             "type": "object",
             "properties": {

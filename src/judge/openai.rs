@@ -163,7 +163,7 @@ impl OpenAiJudge {
                             "schema": answer_schema(question.kind),
                             // A selection's `arguments` is open (each tool has its own
                             // schema), which strict modes refuse.
-                            "strict": !question.kind.is_eval()
+                            "strict": !question.kind.open_schema()
                         }
                     }),
                 );

@@ -110,6 +110,7 @@ fn question_key(judge_reads_prompts: bool, q: &Question) -> String {
         QuestionKind::Selection => b"selection\0".as_slice(),
         QuestionKind::EvalDraft => b"eval-draft\0".as_slice(),
         QuestionKind::EvalValidate => b"eval-validate\0".as_slice(),
+        QuestionKind::Rewrite => b"rewrite\0".as_slice(),
     });
     if judge_reads_prompts {
         h.update(q.system.as_bytes());
@@ -183,6 +184,48 @@ impl Scorer {
         let mut stats = CallStats::default();
         let mut scored = self.score_sides(&[side], false, &mut stats).await?;
         Ok((scored.remove(0), stats))
+    }
+
+    /// Scores one tool of a prepared side on its own, asking its question afresh (no memo, no
+    /// sharing): `suggest` scores a reference and a proposal this way, pair after pair.
+    pub async fn score_tool(
+        &self,
+        tool: &PreparedTool,
+        stats: &mut CallStats,
+    ) -> Result<ToolResult, Error> {
+        let Some(question) = &tool.question else {
+            stats.hard_gated += 1;
+            return Ok(no_description_result(tool, &self.weights));
+        };
+        let attempts = AtomicU64::new(0);
+        let tokens = Mutex::new(TokenUsage::default());
+        let answer = ask_with_retries(
+            self.judge.as_ref(),
+            question,
+            self.retries,
+            self.progress.as_ref(),
+            &attempts,
+            &tokens,
+        )
+        .await;
+        stats.attempts += attempts.load(Ordering::SeqCst);
+        stats
+            .tokens
+            .add(&tokens.lock().unwrap_or_else(|e| e.into_inner()));
+        match answer? {
+            Answer::Tool(answer) => {
+                stats.questions += 1;
+                Ok(judged_result(
+                    tool,
+                    &answer,
+                    AnswerSource::Judged,
+                    &self.weights,
+                ))
+            }
+            Answer::Coherence(_) => Err(Error::internal(
+                "a tool question was answered as a coherence question",
+            )),
+        }
     }
 
     /// Scores both sides of one pair. With sharing on, a question identical on both sides is
@@ -461,7 +504,8 @@ async fn ask_with_retries(
                     }
                     QuestionKind::Selection
                     | QuestionKind::EvalDraft
-                    | QuestionKind::EvalValidate => Err(
+                    | QuestionKind::EvalValidate
+                    | QuestionKind::Rewrite => Err(
                         "a selection question reached the TDQS scorer (a bug in tdqs-gate)"
                             .to_string(),
                     ),

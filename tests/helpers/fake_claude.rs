@@ -45,6 +45,10 @@
 //!   `{"request": "…", "tool": "NAME or NO_TOOL", "arguments": {…}}`; the entry whose `request`
 //!   equals the question's user request gives the answer (confidence 0.9), and a request no
 //!   entry names is answered `NO_TOOL`. The question's kind is logged as `selection`.
+//!   A rewrite request of `tdqs-gate suggest` (a system prompt that opens "You revise one MCP
+//!   tool definition") is logged as `rewrite` and answered by `rewrite_answer`; a script rule
+//!   of kind `rewrite` chooses the revision with `"rewrite": "better" | "worse" | "params" |
+//!   "rename" | "reshape"`.
 //!   `noise` (optional): seeded answers that vary between calls like a judge's (see
 //!   `fake_claude_noise.rs`). The noisy answer replaces the prompt-derived one, a script rule
 //!   still lays its scores over it, and the log records the draw under `noise`.
@@ -245,6 +249,8 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
     let good_answer = || {
         if kind == "selection" {
             selection_answer(&stdin, &control.select)
+        } else if kind == "rewrite" {
+            rewrite_answer(&stdin, scripted)
         } else {
             answer_for(derived.clone(), scripted)
         }
@@ -534,6 +540,9 @@ fn question_kind(system_prompt: &str, user_prompt: &str) -> &'static str {
     if system_prompt.contains("tool-selection step") {
         return "selection";
     }
+    if system_prompt.contains("You revise one MCP tool definition") {
+        return "rewrite";
+    }
     let coherence = [system_prompt, user_prompt].iter().any(|p| {
         p.contains("shadowing_risks")
             || p.contains("<shadow-candidates>")
@@ -809,6 +818,65 @@ fn tool_answer(user_prompt: &str) -> Value {
         "annotation_contradiction": claims_read_only && mutates,
         "summary": format!("A deterministic fake answer for a description of {words} words."),
     })
+}
+
+/// The answer to a rewrite request of `tdqs-gate suggest`: the definition between the
+/// `<tool-definition>` tags, revised as the script rule's `rewrite` says — `better` (default:
+/// usage, behaviour and failure sentences appended to the description), `worse` (the
+/// description cut to its first word), `params` (better, and every parameter described),
+/// `rename` (better, and the name changed) or `reshape` (better, and a parameter added).
+fn rewrite_answer(user_prompt: &str, rule: Option<&Value>) -> String {
+    let start = user_prompt.find("<tool-definition>\n").map(|i| i + 18);
+    let end = user_prompt.find("\n</tool-definition>");
+    let mut tool: Value = match (start, end) {
+        (Some(s), Some(e)) if s <= e => {
+            serde_json::from_str(&user_prompt[s..e]).unwrap_or(Value::Null)
+        }
+        _ => Value::Null,
+    };
+    if !tool.is_object() {
+        return "I could not find the definition.".to_string();
+    }
+    let how = rule
+        .and_then(|r| r.get("rewrite"))
+        .and_then(Value::as_str)
+        .unwrap_or("better");
+    let old = tool["description"]
+        .as_str()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if how == "worse" {
+        let first = old.split_whitespace().next().unwrap_or("Tool").to_string();
+        tool["description"] = json!(first);
+    } else {
+        tool["description"] = json!(format!(
+            "{old} Use this when the task needs exactly this; use a sibling instead otherwise. \
+             Returns the result as JSON and fails with an error for invalid input."
+        ));
+    }
+    match how {
+        "rename" => {
+            let name = tool["name"].as_str().unwrap_or("tool").to_string();
+            tool["name"] = json!(format!("{name}_v2"));
+        }
+        "reshape" => {
+            tool["inputSchema"]["properties"]["verbose"] = json!({"type": "boolean"});
+        }
+        "params" => {
+            if let Some(properties) = tool["inputSchema"]["properties"].as_object_mut() {
+                for (name, schema) in properties.iter_mut() {
+                    schema["description"] =
+                        json!(format!("The `{name}` argument, e.g. as listed."));
+                }
+            }
+        }
+        _ => {}
+    }
+    format!(
+        "```json\n{}\n```",
+        serde_json::to_string_pretty(&json!({"tool": tool})).unwrap()
+    )
 }
 
 fn coherence_answer(user_prompt: &str) -> Value {

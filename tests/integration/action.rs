@@ -1991,6 +1991,7 @@ fn the_reference_documents_every_flag_and_every_action_input() {
         None,
         Some("export"),
         Some("score"),
+        Some("suggest"),
         Some("lint"),
         Some("eval"),
         Some("install-hook"),
@@ -2114,3 +2115,4 @@ fn the_eval_input_runs_the_selection_check() {
 
 mod monorepo;
 mod reusable_workflow;
+mod suggest_input;

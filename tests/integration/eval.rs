@@ -674,6 +674,7 @@ pub(crate) mod gate_check {
             full_report: false,
             settings_rev: None,
             settings_file: None,
+            suggest: None,
             eval: with_eval.then(|| GateEval {
                 suite,
                 cases_path: cases("careful"),

@@ -212,6 +212,7 @@ impl Setup {
             settings_rev: None,
             settings_file: None,
             eval: None,
+            suggest: None,
         }
     }
 }

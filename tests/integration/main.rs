@@ -40,5 +40,6 @@ mod setup_commands;
 mod source_locations;
 mod spec;
 mod static_judge_edits;
+mod suggest;
 mod support;
 mod untrusted_text_and_files;

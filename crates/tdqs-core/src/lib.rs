@@ -30,3 +30,4 @@ pub mod rubric;
 pub mod sandbox;
 pub mod score;
 pub mod spec;
+pub mod suggest;

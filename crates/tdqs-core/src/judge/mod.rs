@@ -25,6 +25,9 @@ pub enum QuestionKind {
     EvalDraft,
     /// `eval --init`: how defensible one drafted case's expected answer is.
     EvalValidate,
+    /// `suggest`: a revised definition of one tool (`tdqs_core::suggest::proposal`), never a
+    /// TDQS score.
+    Rewrite,
 }
 
 impl QuestionKind {
@@ -34,6 +37,12 @@ impl QuestionKind {
             self,
             QuestionKind::Selection | QuestionKind::EvalDraft | QuestionKind::EvalValidate
         )
+    }
+
+    /// True when the answer's schema is open (a selection's arguments, a whole tool
+    /// definition), which strict structured-output modes refuse.
+    pub fn open_schema(self) -> bool {
+        self.is_eval() || self == QuestionKind::Rewrite
     }
 }
 

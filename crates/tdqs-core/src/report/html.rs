@@ -251,6 +251,9 @@ pub fn server_section(report: &Report, table_name: Option<&str>) -> Block {
     if let Some(check) = &report.eval {
         out.push(super::html_eval::selection_check(check));
     }
+    if let Some(suggestions) = &report.suggestions {
+        out.extend(super::suggestions::blocks(suggestions, 3));
+    }
     if let Some(first) = report.pairs.first() {
         out.push(every_tool(first, omitted_count(report)));
     }

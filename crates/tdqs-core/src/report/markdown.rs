@@ -82,6 +82,9 @@ pub fn page(report: &Report) -> Vec<Block> {
     if let Some(check) = &report.eval {
         out.extend(selection_check(check));
     }
+    if let Some(suggestions) = &report.suggestions {
+        out.extend(super::suggestions::blocks(suggestions, 3));
+    }
     out.extend(sections::size(report));
     out.extend(sections::warnings(report));
     out.push(sections::footer(report));

@@ -18,6 +18,7 @@ pub mod md_escape;
 pub mod model;
 pub mod monorepo;
 mod sections;
+pub mod suggestions;
 pub mod summary;
 pub mod text;
 

@@ -283,6 +283,10 @@ pub struct Report {
     /// paired, with its exact test. Absent when the check was not asked for or not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval: Option<crate::eval::compare::SelectionCheck>,
+    /// The opt-in rewrites (`--suggest`) of the tools that fell, each scored before it is
+    /// offered. Absent when not asked for or when no tool fell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestions: Option<crate::suggest::Suggestions>,
 }
 
 /// One side scored once (`tdqs-gate score`).

@@ -87,7 +87,7 @@ fn block(out: &mut String, b: &Block) {
             out.push_str(&render(blocks));
             out.push_str("</details>\n");
         }
-        Block::CodeBlock(text) => {
+        Block::CodeBlock(text) | Block::Suggestion(text) => {
             out.push_str(&format!("<pre><code>{}</code></pre>\n", escape(text)))
         }
         Block::Diff(lines) => {

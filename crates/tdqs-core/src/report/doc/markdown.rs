@@ -76,6 +76,7 @@ fn block(b: &Block) -> String {
             render(blocks)
         ),
         Block::CodeBlock(text) => fenced("", text),
+        Block::Suggestion(text) => fenced("suggestion", text),
         Block::Diff(lines) => {
             let text: Vec<&str> = lines.iter().map(|l| l.line.as_str()).collect();
             fenced("diff", &text.join("\n"))

@@ -210,6 +210,9 @@ pub enum Block {
     CodeBlock(String),
     /// Lines removed and added, each `- ` or `+ ` first.
     Diff(Vec<DiffLine>),
+    /// The replacement of one source line, which GitHub applies with one click when the block
+    /// sits in a review comment on that line (a ```` ```suggestion ```` fence in Markdown).
+    Suggestion(String),
     /// A drawing of the scores; only the HTML page draws it.
     Chart(chart::Chart),
     /// Blocks that belong together (an HTML `section` or `div`).

@@ -56,7 +56,7 @@ fn block(b: &Block) -> String {
         Block::Details {
             summary, blocks, ..
         } => format!("{}\n\n{}", inlines(summary), render(blocks)),
-        Block::CodeBlock(text) => format!("{text}\n"),
+        Block::CodeBlock(text) | Block::Suggestion(text) => format!("{text}\n"),
         Block::Diff(lines) => lines
             .iter()
             .map(|l| format!("{}\n", escape(&l.line)))
