@@ -67,6 +67,8 @@ impl CheckOptions {
             full_report: false,
             eval: None,
             settings_rev: self.settings_rev.clone(),
+            // Checking recomputes from the saved report; nothing is asked.
+            answer_cache: crate::score::answer_cache::AnswerCacheChoice::Off,
         }
     }
 }

@@ -73,6 +73,8 @@ pub struct GateOptions {
     /// `--settings-rev`: the revision whose tdqs-gate.toml holds the gate's settings, when the
     /// base is not a revision (export files); the base revision otherwise.
     pub settings_rev: Option<String>,
+    /// `--answer-cache` / `--no-answer-cache`: where answers are kept between runs.
+    pub answer_cache: crate::score::answer_cache::AnswerCacheChoice,
 }
 
 /// The selection check the gate runs on both sides (docs/eval.md, "In the gate").

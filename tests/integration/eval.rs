@@ -673,6 +673,7 @@ pub(crate) mod gate_check {
             tool_drop: None,
             full_report: false,
             settings_rev: None,
+            answer_cache: tdqs_gate::score::answer_cache::AnswerCacheChoice::Off,
             eval: with_eval.then(|| GateEval {
                 suite,
                 cases_path: cases("careful"),

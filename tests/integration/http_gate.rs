@@ -210,6 +210,7 @@ impl Setup {
             tool_drop: None,
             full_report: false,
             settings_rev: None,
+            answer_cache: tdqs_gate::score::answer_cache::AnswerCacheChoice::Off,
             eval: None,
         }
     }
