@@ -526,17 +526,14 @@ async fn run_inner(
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));
-    let (base, head) = sides::obtain_from(trees, opts, progress.as_ref()).await?;
+    // A listing that changes from start to start would be scored as a change: when the
+    // definitions differ, each side is exported once more before any model call, from the tree
+    // its first export set up (no setup command runs twice), and a side that lists differently
+    // is refused.
+    let (base, head, again) = sides::obtain_checked(trees, opts, progress.as_ref(), true).await?;
     let unchanged = record_sides(draft, base, head)?;
-    if !unchanged {
-        // A listing that changes from start to start would be scored as a change: export each
-        // side once more before any model call, and refuse a side that lists differently.
-        progress.event(ProgressEvent::Note(
-            "the definitions differ: exporting each side again to check its listing is stable"
-                .to_string(),
-        ));
-        let (base_again, head_again) = sides::obtain(opts, progress.as_ref()).await?;
-        check_stable(draft, &base_again, &head_again)?;
+    if let Some((base_again, head_again)) = &again {
+        check_stable(draft, base_again, head_again)?;
     }
     decide_recorded(opts, progress, draft, unchanged, &mut judge).await
 }
