@@ -286,11 +286,12 @@ impl Scorer {
             });
         }
         // The persistent cache stands in for the first draw of a question a model judge was
-        // asked by an earlier run; a deterministic judge gains nothing from it.
+        // asked by an earlier run; a deterministic judge gains nothing from it, and sides
+        // scored independently must not read one stored answer for both.
         let persistent = self
             .answer_cache
             .as_ref()
-            .filter(|_| first_draw && !self.judge.deterministic());
+            .filter(|_| first_draw && share && !self.judge.deterministic());
         let mut from_cache = Vec::new();
         if let Some(cache) = persistent {
             unique.retain(|(key, q)| {

@@ -193,3 +193,19 @@ fn a_damaged_cached_answer_is_ignored_with_a_warning_and_asked_again() {
     let repaired: Value = serde_json::from_slice(&std::fs::read(damaged).unwrap()).unwrap();
     assert_eq!(repaired["format"], json!(1));
 }
+
+#[test]
+fn independent_sides_never_read_one_stored_answer_for_both_sides() {
+    let setup = setup();
+    setup.set_head(&head_with(WORSE));
+    gate_cached(&setup, &[]).assert_code(1);
+    assert_eq!(entries(&cache_dir(&setup)).len(), 7);
+    let (run, calls) = calls_during(&setup, || gate_cached(&setup, &["--independent-sides"]));
+    run.assert_code(1);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(cached_answers(&report), 0);
+    // Every question on both sides in the first pair: four tools and coherence per side.
+    assert_eq!(report["pairs"][0]["calls"]["questions"], 10);
+    assert!(calls >= 10, "{calls}");
+}
