@@ -205,6 +205,15 @@ pub struct GateArgs {
     /// Score every question on both sides, even when identical (as the reference gate does).
     #[arg(long)]
     pub independent_sides: bool,
+    /// Keep model answers between runs in DIR (default: tdqs-gate/answers in the user's cache
+    /// folder; `off` turns it off). Never a folder inside the repository (docs/judges.md,
+    /// "The answer cache").
+    #[arg(long, value_name = "DIR", env = "TDQS_GATE_ANSWER_CACHE")]
+    pub answer_cache: Option<String>,
+    /// Ask every question of this run afresh and keep no answer for later runs (wins over
+    /// --answer-cache and TDQS_GATE_ANSWER_CACHE).
+    #[arg(long)]
+    pub no_answer_cache: bool,
     /// The decision rule: noise-aware (default; see docs/decision.md) or reference (the
     /// reference gate's rule exactly). Overrides the pins' `confirmation.rule`.
     #[arg(long, value_enum, value_name = "RULE")]

@@ -1,5 +1,6 @@
 //! One function per subcommand: convert arguments, call the library, print the result.
 
+use crate::score::answer_cache::AnswerCacheChoice;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -98,6 +99,10 @@ pub(super) fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         suggest: gate_suggest_options(args)?,
         settings_rev: args.settings_rev.clone(),
         settings_file: None,
+        answer_cache: AnswerCacheChoice::from_args(
+            args.answer_cache.as_deref(),
+            args.no_answer_cache,
+        ),
     })
 }
 

@@ -69,6 +69,8 @@ impl CheckOptions {
             suggest: None,
             settings_rev: self.settings_rev.clone(),
             settings_file: None,
+            // Checking recomputes from the saved report; nothing is asked.
+            answer_cache: crate::score::answer_cache::AnswerCacheChoice::Off,
         }
     }
 }

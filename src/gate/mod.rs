@@ -445,6 +445,24 @@ async fn selection_check(
     Ok((verdict, reason, medians))
 }
 
+/// The persistent answer cache of this run, `None` when turned off. It lives outside the
+/// repository: a folder inside the working tree is refused.
+fn open_answer_cache(
+    opts: &GateOptions,
+    scoring: &tdqs_core::report::Scoring,
+) -> Result<Option<Arc<crate::score::answer_cache::AnswerCache>>, Error> {
+    let Some(dir) = opts.answer_cache.folder()? else {
+        return Ok(None);
+    };
+    // Without a repository (export files) there is no tree a pull request writes.
+    let workdir = crate::revision::Repo::open_without_pruning(opts.repo.as_deref())
+        .ok()
+        .and_then(|repo| repo.workdir().map(std::path::Path::to_path_buf));
+    let trees: Vec<&std::path::Path> = workdir.as_deref().into_iter().collect();
+    crate::score::answer_cache::AnswerCache::open(&dir, &trees, &scoring.scoring_digest)
+        .map(|cache| Some(Arc::new(cache)))
+}
+
 /// Most answers read from the base revision's committed eval cache.
 const MAX_TRUSTED_ANSWERS: usize = 50_000;
 
@@ -511,17 +529,14 @@ async fn run_inner(
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));
-    let (base, head) = sides::obtain_from(trees, opts, progress.as_ref()).await?;
+    // A listing that changes from start to start would be scored as a change: when the
+    // definitions differ, each side is exported once more before any model call, from the tree
+    // its first export set up (no setup command runs twice), and a side that lists differently
+    // is refused.
+    let (base, head, again) = sides::obtain_checked(trees, opts, progress.as_ref(), true).await?;
     let unchanged = record_sides(draft, base, head)?;
-    if !unchanged {
-        // A listing that changes from start to start would be scored as a change: export each
-        // side once more before any model call, and refuse a side that lists differently.
-        progress.event(ProgressEvent::Note(
-            "the definitions differ: exporting each side again to check its listing is stable"
-                .to_string(),
-        ));
-        let (base_again, head_again) = sides::obtain(opts, progress.as_ref()).await?;
-        check_stable(draft, &base_again, &head_again)?;
+    if let Some((base_again, head_again)) = &again {
+        check_stable(draft, base_again, head_again)?;
     }
     decide_recorded(opts, progress, draft, unchanged, &mut judge).await
 }
@@ -649,6 +664,7 @@ async fn decide_recorded(
     // Each server of a monorepo is scored as if it were alone: no answer kept from another
     // server's pairs is reused (a fresh session starts empty anyway).
     session.scorer.memo = Default::default();
+    session.scorer.answer_cache = open_answer_cache(opts, &session.scoring)?;
     draft.warnings.extend(session.warnings.iter().cloned());
     let base_prepared = session.prepare(&base.export)?;
     let head_prepared = session.prepare(&head.export)?;
@@ -665,6 +681,9 @@ async fn decide_recorded(
                 assessment,
             } => {
                 draft.assessment = assessment;
+                if let Some(cache) = &scorer.answer_cache {
+                    draft.warnings.extend(cache.take_warnings());
+                }
                 if let Some(suggest) = opts
                     .suggest
                     .as_ref()
@@ -688,7 +707,12 @@ async fn decide_recorded(
                 // Calls made by a pair that fails still count in the report.
                 let mut spent = CallStats::default();
                 let scored = scorer
-                    .score_pair_counted(&base_prepared, &head_prepared, &mut spent)
+                    .score_pair_counted(
+                        &base_prepared,
+                        &head_prepared,
+                        draft.pairs.is_empty(),
+                        &mut spent,
+                    )
                     .await;
                 draft.calls.add(&spent);
                 let (b, h, calls) = scored.map_err(|e| e.context(format!("pair {n}")))?;

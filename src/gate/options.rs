@@ -79,6 +79,8 @@ pub struct GateOptions {
     /// (`ci score`, when the base folder holds [`crate::gate::export_dirs::SETTINGS_FILE`]): the
     /// settings of a run whose base is a folder and no `--settings-rev` names a revision.
     pub settings_file: Option<PathBuf>,
+    /// `--answer-cache` / `--no-answer-cache`: where answers are kept between runs.
+    pub answer_cache: crate::score::answer_cache::AnswerCacheChoice,
 }
 
 /// The selection check the gate runs on both sides (docs/eval.md, "In the gate").

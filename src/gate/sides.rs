@@ -3,7 +3,10 @@
 //!
 //! One configuration drives both sides: the head's `tdqs-gate.toml` (or manifest, or
 //! `--command`), with `{root}` standing for each side's tree. The two servers run at the same
-//! time; each worktree is removed as soon as its export is done. Several servers of one
+//! time. When their definitions differ, each side is exported a second time to check its
+//! listing is stable, from the tree (worktree, scratch copy) its first export set up: the
+//! server starts again, its setup commands do not run again. Each worktree is removed as soon
+//! as its side is done. Several servers of one
 //! repository ([`super::monorepo`]) share one pair of trees (`Trees`, `export_in`), removed
 //! when every server is done.
 
@@ -350,27 +353,69 @@ pub(super) async fn export_in(
     progress: &dyn Progress,
     side_name: &str,
 ) -> Result<SideExport, Error> {
+    let tree = RunTree::open(side, plan)?;
+    let result = list_in(side, &tree, plan, probe, progress, side_name, true).await;
+    let closed = tree.close();
+    let export = result?;
+    closed?;
+    Ok(export)
+}
+
+/// Where a side's server runs: the side's tree, or a scratch copy of the working tree when
+/// setup commands would otherwise change the user's files. Kept between a side's two exports,
+/// so the second runs no setup again.
+pub(super) struct RunTree {
+    scratch: Option<crate::revision::scratch::ScratchCopy>,
+    root: std::path::PathBuf,
+}
+
+impl RunTree {
+    pub(super) fn open(side: &Side, plan: &LaunchPlan) -> Result<RunTree, Error> {
+        // Setup commands of the pull request must not change the user's working tree: they run
+        // in a scratch copy of it (see crate::revision::scratch) unless setup-in-place says
+        // otherwise.
+        let scratch = if !side.is_temporary()
+            && plan.has_setup()
+            && !plan.setup_in_place()
+            && git2::Repository::open(&side.root).is_ok()
+        {
+            match crate::revision::scratch::copy_working_tree(&side.root) {
+                Ok(copy) => Some(copy),
+                Err(e) => return Err(e.context(format!("copying {}", side.revision_label))),
+            }
+        } else {
+            None
+        };
+        let root = scratch
+            .as_ref()
+            .map_or_else(|| side.root.clone(), |copy| copy.root().to_path_buf());
+        Ok(RunTree { scratch, root })
+    }
+
+    pub(super) fn close(self) -> Result<(), Error> {
+        self.scratch.map_or(Ok(()), |copy| copy.close())
+    }
+}
+
+/// Exports one side from its prepared tree: with `run_setup`, the setup commands first; without,
+/// the server alone (the tree was set up by the side's first export).
+pub(super) async fn list_in(
+    side: &Side,
+    tree: &RunTree,
+    plan: &LaunchPlan,
+    probe: &ProbeProfile,
+    progress: &dyn Progress,
+    side_name: &str,
+    run_setup: bool,
+) -> Result<SideExport, Error> {
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
-    // Setup commands of the pull request must not change the user's working tree: they run in
-    // a scratch copy of it (see crate::revision::scratch) unless setup-in-place says otherwise.
-    let scratch = if !side.is_temporary()
-        && plan.has_setup()
-        && !plan.setup_in_place()
-        && git2::Repository::open(&side.root).is_ok()
-    {
-        match crate::revision::scratch::copy_working_tree(&side.root) {
-            Ok(copy) => Some(copy),
-            Err(e) => return Err(e.context(format!("copying {label}"))),
-        }
-    } else {
-        None
-    };
-    let run_root = scratch
-        .as_ref()
-        .map_or_else(|| side.root.clone(), |copy| copy.root().to_path_buf());
+    let run_root = tree.root.clone();
     let result = async {
         let mut spec = plan.for_side(&run_root)?;
+        if !run_setup {
+            spec.setup.clear();
+        }
         let sandbox = crate::export::process::confine(
             &mut spec,
             &run_root,
@@ -423,8 +468,8 @@ pub(super) async fn export_in(
         .with_advice("make sure nothing else removes tdqs-gate-* folders in the temporary directory or runs `git worktree prune` during the run, then run the gate again")),
         (result, _) => result,
     };
-    // The copy is gone once we return: a reproduction runs in the working tree it copied.
-    let result = match &scratch {
+    // The copy is gone once the side is done: a reproduction runs in the working tree it copied.
+    let result = match &tree.scratch {
         Some(copy) => result.map_err(|mut e| {
             let copied = copy.root().display().to_string();
             let original = side.root.display().to_string();
@@ -434,9 +479,7 @@ pub(super) async fn export_in(
         }),
         None => result,
     };
-    let scratch_closed = scratch.map_or(Ok(()), |copy| copy.close());
     let export = result?;
-    scratch_closed?;
     Ok(SideExport {
         export,
         revision: Some(label),
@@ -528,13 +571,31 @@ pub(super) async fn obtain_from(
     opts: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<(SideExport, SideExport), Error> {
+    let (base, head, _) = obtain_checked(trees, opts, progress, false).await?;
+    Ok((base, head))
+}
+
+/// Both sides' exports and, with `check_stability` when their definitions differ, each side's
+/// second export, listed from the tree its first export prepared: the second runs the server
+/// again but no setup command.
+pub(super) async fn obtain_checked(
+    trees: Option<Trees>,
+    opts: &GateOptions,
+    progress: &dyn Progress,
+    check_stability: bool,
+) -> Result<(SideExport, SideExport, Option<(SideExport, SideExport)>), Error> {
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
         (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
             let base = read_file_side(b)?;
             let mut head = read_file_side(h)?;
             head.decision = super::base_settings::decision_of(opts)?;
-            Ok((base, head))
+            let again = if check_stability && base.export.set_hash != head.export.set_hash {
+                Some((read_file_side(b)?, read_file_side(h)?))
+            } else {
+                None
+            };
+            Ok((base, head, again))
         }
         (base, head) => {
             let trees = match trees {
@@ -586,36 +647,179 @@ pub(super) async fn obtain_from(
                 (Some(side), Some(plan)) => plan.blind_to_tree(&side.root),
                 _ => None,
             };
-            let base_fut = async {
-                match (base, base_side) {
-                    (SideSource::ExportFile(path), _) => read_file_side(path),
-                    (_, Some(side)) => match &plans.base {
-                        Some(plan) => export_side(side, plan, &probe, progress, "base").await,
-                        None => Err(Error::internal("no base plan")),
-                    },
-                    _ => Err(Error::internal("no base side")),
-                }
-            };
-            let head_fut = async {
-                match (head, head_side) {
-                    (SideSource::ExportFile(path), _) => read_file_side(path),
-                    (_, Some(side)) => match &plans.head {
-                        Some(plan) => export_side(side, plan, &probe, progress, "head").await,
-                        None => Err(Error::internal("no head plan")),
-                    },
-                    _ => Err(Error::internal("no head side")),
-                }
-            };
+            let base_fut = first_export(
+                base,
+                base_side,
+                plans.base.as_ref(),
+                &probe,
+                progress,
+                "base",
+            );
+            let head_fut = first_export(
+                head,
+                head_side,
+                plans.head.as_ref(),
+                &probe,
+                progress,
+                "head",
+            );
             let (base, head) = tokio::join!(base_fut, head_fut);
-            // Both servers are stopped: nothing of the pull request's may run from here on.
+            // Both servers are stopped: nothing of the pull request's may run until the
+            // stability check starts them again.
             crate::platform::harden::end_detached();
-            let base = base.map_err(|e| e.context("base"))?;
-            let mut head = head.map_err(|e| e.context("head"))?;
+            let (base, base_tree) = match base {
+                Ok(done) => done,
+                Err(e) => {
+                    if let Ok((_, Some(tree))) = head {
+                        let _ = tree.close();
+                    }
+                    return Err(e.context("base"));
+                }
+            };
+            let (mut head, head_tree) = match head {
+                Ok(done) => done,
+                Err(e) => {
+                    if let Some(tree) = base_tree {
+                        let _ = tree.close();
+                    }
+                    return Err(e.context("head"));
+                }
+            };
+            let again = if check_stability && base.export.set_hash != head.export.set_hash {
+                progress.event(ProgressEvent::Note(
+                    "the definitions differ: exporting each side again to check its listing is \
+                     stable"
+                        .to_string(),
+                ));
+                let (base_again, head_again) = tokio::join!(
+                    export_again(
+                        &base_tree,
+                        plans.base.as_ref(),
+                        &probe,
+                        progress,
+                        "base",
+                        &base
+                    ),
+                    export_again(
+                        &head_tree,
+                        plans.head.as_ref(),
+                        &probe,
+                        progress,
+                        "head",
+                        &head
+                    ),
+                );
+                crate::platform::harden::end_detached();
+                Some((base_again, head_again))
+            } else {
+                None
+            };
+            let base_closed = base_tree.map_or(Ok(()), PreparedSide::close);
+            let head_closed = head_tree.map_or(Ok(()), PreparedSide::close);
+            base_closed.map_err(|e| e.context("base"))?;
+            head_closed.map_err(|e| e.context("head"))?;
+            let again = match again {
+                Some((b, h)) => Some((
+                    b.map_err(|e| e.context("base"))?,
+                    h.map_err(|e| e.context("head"))?,
+                )),
+                None => None,
+            };
             head.decision = decision;
             head.blind = blind;
             head.settings_changed = settings_changed;
-            Ok((base, head))
+            Ok((base, head, again))
         }
+    }
+}
+
+/// A side's tree with its prepared run tree, kept open between its two exports.
+pub(super) struct PreparedSide {
+    side: Side,
+    tree: RunTree,
+}
+
+impl PreparedSide {
+    /// Removes the scratch copy and the worktree; a failure to remove either is an error
+    /// (leaving one behind is a defect).
+    fn close(self) -> Result<(), Error> {
+        let tree = self.tree.close();
+        let side = self.side.close();
+        tree.and(side)
+    }
+}
+
+/// One side's first export: an export file read, or the side's server started (setup commands
+/// first) in a tree that stays prepared for a second export.
+async fn first_export(
+    source: &SideSource,
+    side: Option<Side>,
+    plan: Option<&LaunchPlan>,
+    probe: &ProbeProfile,
+    progress: &dyn Progress,
+    side_name: &str,
+) -> Result<(SideExport, Option<PreparedSide>), Error> {
+    match (source, side) {
+        (SideSource::ExportFile(path), _) => Ok((read_file_side(path)?, None)),
+        (_, Some(side)) => {
+            let Some(plan) = plan else {
+                return Err(Error::internal(format!("no {side_name} plan")));
+            };
+            let commit = side.commit.clone();
+            let temporary_root = side.is_temporary().then(|| side.root.clone());
+            let tree = match RunTree::open(&side, plan) {
+                Ok(tree) => tree,
+                Err(e) => {
+                    let _ = side.close();
+                    return Err(e);
+                }
+            };
+            match list_in(&side, &tree, plan, probe, progress, side_name, true).await {
+                Ok(export) => Ok((export, Some(PreparedSide { side, tree }))),
+                Err(e) => {
+                    // Remove the trees now, and report a failure to remove them.
+                    let closed = PreparedSide { side, tree }.close();
+                    let e = reproducible(e, temporary_root.as_deref(), commit.as_deref());
+                    closed?;
+                    Err(e)
+                }
+            }
+        }
+        _ => Err(Error::internal(format!("no {side_name} side"))),
+    }
+}
+
+/// One side's second export: the file read again, or the server started again in the tree its
+/// first export prepared, without its setup commands.
+async fn export_again(
+    prepared: &Option<PreparedSide>,
+    plan: Option<&LaunchPlan>,
+    probe: &ProbeProfile,
+    progress: &dyn Progress,
+    side_name: &str,
+    first: &SideExport,
+) -> Result<SideExport, Error> {
+    match (prepared, plan) {
+        (Some(prepared), Some(plan)) => {
+            let commit = prepared.side.commit.clone();
+            let temporary_root = prepared
+                .side
+                .is_temporary()
+                .then(|| prepared.side.root.clone());
+            list_in(
+                &prepared.side,
+                &prepared.tree,
+                plan,
+                probe,
+                progress,
+                side_name,
+                false,
+            )
+            .await
+            .map_err(|e| reproducible(e, temporary_root.as_deref(), commit.as_deref()))
+        }
+        // An export file lists what it listed.
+        _ => Ok(first.clone()),
     }
 }
 

@@ -73,6 +73,8 @@ impl ScoringSession {
             // A deterministic judge answers each question once for the whole run.
             memo: Default::default(),
             reuse_unchanged: sharing.unchanged_tools,
+            // The gate attaches its persistent cache once it knows the run's trees.
+            answer_cache: None,
         };
         Ok(ScoringSession {
             scorer,
@@ -202,5 +204,6 @@ pub(crate) fn static_scorer(pins: &Pins, share_identical: bool) -> Scorer {
         memo: Default::default(),
         // A rule judge answers the same question the same way; nothing to reuse by rule.
         reuse_unchanged: false,
+        answer_cache: None,
     }
 }

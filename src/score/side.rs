@@ -11,6 +11,7 @@ use tokio::sync::Semaphore;
 
 use crate::judge::{CallFailure, Judge, Question, QuestionKind, Subject, TokenUsage};
 use crate::progress::{Progress, ProgressEvent};
+use crate::score::answer_cache::AnswerCache;
 use tdqs_core::arith::{Tenths, Weights};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::judge::answer::{parse_coherence_answer, parse_tool_answer};
@@ -88,6 +89,9 @@ pub(crate) struct Scorer {
     /// coherence questions for later pairs: a confirmation pair then re-asks only the tools
     /// whose question differs between the sides (the noise-aware rule).
     pub reuse_unchanged: bool,
+    /// The persistent answer cache (the gate's, when on): consulted for a pair's first draw of
+    /// each question, and filled with the answers asked then.
+    pub answer_cache: Option<Arc<AnswerCache>>,
 }
 
 /// Answers kept across pairs when the judge is deterministic.
@@ -182,7 +186,7 @@ impl Scorer {
     /// Scores one side on its own (`tdqs-gate score`, calibration runs).
     pub async fn score_side(&self, side: &PreparedSide) -> Result<(SideScore, CallStats), Error> {
         let mut stats = CallStats::default();
-        let mut scored = self.score_sides(&[side], false, &mut stats).await?;
+        let mut scored = self.score_sides(&[side], false, false, &mut stats).await?;
         Ok((scored.remove(0), stats))
     }
 
@@ -212,7 +216,7 @@ impl Scorer {
         stats
             .tokens
             .add(&tokens.lock().unwrap_or_else(|e| e.into_inner()));
-        match answer? {
+        match answer?.0 {
             Answer::Tool(answer) => {
                 stats.questions += 1;
                 Ok(judged_result(
@@ -235,21 +239,24 @@ impl Scorer {
         base: &PreparedSide,
         head: &PreparedSide,
     ) -> Result<(SideScore, SideScore, CallStats), Error> {
-        self.score_pair_counted(base, head, &mut CallStats::default())
+        self.score_pair_counted(base, head, false, &mut CallStats::default())
             .await
     }
 
     /// [`Self::score_pair`], also adding the calls made to `spent` when the pair fails: an
-    /// INVALID report still says how many model calls were paid for.
+    /// INVALID report still says how many model calls were paid for. `first_draw` is true for
+    /// the first pair of a run: only its answers may come from (and go to) the persistent
+    /// answer cache, so a confirmation pair still draws afresh what it re-asks.
     pub async fn score_pair_counted(
         &self,
         base: &PreparedSide,
         head: &PreparedSide,
+        first_draw: bool,
         spent: &mut CallStats,
     ) -> Result<(SideScore, SideScore, CallStats), Error> {
         let mut stats = CallStats::default();
         let scored = self
-            .score_sides(&[base, head], self.share_identical, &mut stats)
+            .score_sides(&[base, head], self.share_identical, first_draw, &mut stats)
             .await;
         spent.add(&stats);
         let mut scored = scored?;
@@ -262,6 +269,7 @@ impl Scorer {
         &self,
         sides: &[&PreparedSide],
         share: bool,
+        first_draw: bool,
         stats: &mut CallStats,
     ) -> Result<Vec<SideScore>, Error> {
         let reads_prompts = self.judge.needs_prompts();
@@ -320,6 +328,41 @@ impl Scorer {
                 None => true,
             });
         }
+        // The persistent cache stands in for the first draw of a question a model judge was
+        // asked by an earlier run; a deterministic judge gains nothing from it, and sides
+        // scored independently must not read one stored answer for both.
+        let persistent = self
+            .answer_cache
+            .as_ref()
+            .filter(|_| first_draw && share && !self.judge.deterministic());
+        let mut from_cache = Vec::new();
+        if let Some(cache) = persistent {
+            unique.retain(|(key, q)| {
+                let digest = question_key(reads_prompts, q);
+                let Some(text) = cache.get(q.kind, &digest) else {
+                    return true;
+                };
+                match parse_answer(q.kind, &text) {
+                    Ok(answer) => {
+                        answers.insert(key.clone(), answer);
+                        from_cache.push((key.clone(), digest));
+                        stats.cached_answers += 1;
+                        false
+                    }
+                    Err(why) => {
+                        cache.reject(q.kind, &digest, &why);
+                        true
+                    }
+                }
+            });
+        }
+        let cache_writes: Vec<(String, QuestionKind, String)> = match persistent {
+            Some(_) => unique
+                .iter()
+                .map(|(key, q)| (key.clone(), q.kind, question_key(reads_prompts, q)))
+                .collect(),
+            None => Vec::new(),
+        };
         let memo_keys: Vec<(String, String)> = unique
             .iter()
             .map(|(key, q)| (key.clone(), question_key(reads_prompts, q)))
@@ -330,9 +373,29 @@ impl Scorer {
             total: unique.len(),
         });
         let asked = self.ask_all(unique, stats).await?;
+        if let Some(cache) = persistent {
+            for (key, kind, digest) in cache_writes {
+                if let Some((_, text)) = asked.get(&key) {
+                    cache.put(kind, &digest, text);
+                }
+            }
+            cache.evict();
+        }
+        let asked: HashMap<String, Answer> = asked
+            .into_iter()
+            .map(|(key, (answer, _))| (key, answer))
+            .collect();
         if self.judge.deterministic() || self.reuse_unchanged {
             let deterministic = self.judge.deterministic();
             let mut memo = self.memo.0.lock().unwrap_or_else(|e| e.into_inner());
+            // A cached answer is this run's draw: later pairs reuse it as they would a fresh
+            // one (unchanged tools and the coherence questions).
+            for (key, memo_key) in &from_cache {
+                let keep = uses.get(key).copied().unwrap_or(0) > 1 || coherence_keys.contains(key);
+                if let (true, Some(answer)) = (keep, answers.get(key)) {
+                    memo.insert(memo_key.clone(), answer.clone());
+                }
+            }
             for (key, memo_key) in memo_keys {
                 let keep = deterministic
                     || uses.get(&key).copied().unwrap_or(0) > 1
@@ -403,7 +466,7 @@ impl Scorer {
         &self,
         questions: Vec<(String, Question)>,
         stats: &mut CallStats,
-    ) -> Result<HashMap<String, Answer>, Error> {
+    ) -> Result<HashMap<String, (Answer, String)>, Error> {
         let total = questions.len();
         let semaphore = Arc::new(Semaphore::new(self.concurrency.max(1)));
         let done = Arc::new(AtomicU64::new(0));
@@ -476,6 +539,20 @@ impl Scorer {
     }
 }
 
+/// Reads an answer text (fresh or cached) to a question of `kind`.
+fn parse_answer(kind: QuestionKind, text: &str) -> Result<Answer, String> {
+    match kind {
+        QuestionKind::Tool => parse_tool_answer(text).map(Answer::Tool),
+        QuestionKind::Coherence => parse_coherence_answer(text).map(Answer::Coherence),
+        QuestionKind::Selection
+        | QuestionKind::EvalDraft
+        | QuestionKind::EvalValidate
+        | QuestionKind::Rewrite => {
+            Err("a selection question reached the TDQS scorer (a bug in tdqs-gate)".to_string())
+        }
+    }
+}
+
 async fn ask_with_retries(
     judge: &dyn Judge,
     question: &Question,
@@ -483,7 +560,7 @@ async fn ask_with_retries(
     progress: &dyn Progress,
     attempts: &AtomicU64,
     tokens: &Mutex<TokenUsage>,
-) -> Result<Answer, Error> {
+) -> Result<(Answer, String), Error> {
     let what = describe(question);
     // A tool prompt is rendered only now, one question at a time per permit.
     let rendered = question.rendered()?;
@@ -497,21 +574,8 @@ async fn ask_with_retries(
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .add(&reply.usage);
-                let parsed = match question.kind {
-                    QuestionKind::Tool => parse_tool_answer(&reply.text).map(Answer::Tool),
-                    QuestionKind::Coherence => {
-                        parse_coherence_answer(&reply.text).map(Answer::Coherence)
-                    }
-                    QuestionKind::Selection
-                    | QuestionKind::EvalDraft
-                    | QuestionKind::EvalValidate
-                    | QuestionKind::Rewrite => Err(
-                        "a selection question reached the TDQS scorer (a bug in tdqs-gate)"
-                            .to_string(),
-                    ),
-                };
-                match parsed {
-                    Ok(answer) => return Ok(answer),
+                match parse_answer(question.kind, &reply.text) {
+                    Ok(answer) => return Ok((answer, reply.text)),
                     Err(why) => {
                         last_text = reply.text;
                         CallFailure::retryable(format!(

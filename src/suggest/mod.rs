@@ -85,6 +85,8 @@ pub(crate) async fn suggest(
         progress: Arc::clone(&session.scorer.progress),
         memo: Default::default(),
         reuse_unchanged: false,
+        // Each pair of a proposal is a fresh draw: no answer of another run stands in for it.
+        answer_cache: None,
     };
     let mut tools = Vec::with_capacity(targets.len());
     for target in targets {

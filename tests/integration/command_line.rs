@@ -28,7 +28,7 @@ fn assert_refused_by_the_parser(args: &[&str], flag: &str) {
 
 /// The flags only the gate has: the sides, its report and decision settings, and how servers
 /// start.
-const GATE_ONLY: [&str; 22] = [
+const GATE_ONLY: [&str; 24] = [
     "--base",
     "--head",
     "--base-export",
@@ -37,6 +37,8 @@ const GATE_ONLY: [&str; 22] = [
     "--head-exports",
     "--badge",
     "--independent-sides",
+    "--answer-cache",
+    "--no-answer-cache",
     "--decision-rule",
     "--tool-drop",
     "--full-report",
@@ -101,6 +103,10 @@ fn check_refuses_the_flags_of_the_gate() {
         (&["check", "r.json", "--runs", "3"], "--runs"),
         (&["check", "r.json", "--eval", "synthetic"], "--eval"),
         (&["--full-report", "--check", "r.json"], "--full-report"),
+        (
+            &["check", "r.json", "--no-answer-cache"],
+            "--no-answer-cache",
+        ),
     ] {
         assert_refused_by_the_parser(args, flag);
     }

@@ -675,6 +675,7 @@ pub(crate) mod gate_check {
             settings_rev: None,
             settings_file: None,
             suggest: None,
+            answer_cache: tdqs_gate::score::answer_cache::AnswerCacheChoice::Off,
             eval: with_eval.then(|| GateEval {
                 suite,
                 cases_path: cases("careful"),

@@ -211,6 +211,7 @@ impl Setup {
             full_report: false,
             settings_rev: None,
             settings_file: None,
+            answer_cache: tdqs_gate::score::answer_cache::AnswerCacheChoice::Off,
             eval: None,
             suggest: None,
         }

@@ -1,4 +1,5 @@
 mod action;
+mod answer_cache;
 mod architecture;
 mod badge;
 mod base_owned_settings;

@@ -1,5 +1,5 @@
-//! Setup commands that show what they do, a head side whose setup cannot change the user's
-//! tree, reproduce lines that reproduce.
+//! Setup commands that show what they do and run once per side, a head side whose setup cannot
+//! change the user's tree, reproduce lines that reproduce.
 
 use crate::gate::harness::*;
 
@@ -203,4 +203,36 @@ fn reproduce_lines_carry_the_configured_environment_without_secrets() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(sh(cleanup).status.success(), "{cleanup}");
+}
+
+#[test]
+fn setup_commands_run_once_per_side_when_the_listing_is_checked_twice() {
+    let setup = with_setup("setup = [\"sh -c 'echo preparing'\"]\n");
+    // Changed definitions: each side is exported a second time to check its listing is stable.
+    setup.set_head(&with_description(
+        &base_tools(),
+        "close_issue",
+        "Closes an issue.",
+    ));
+    setup.fake.control(script(vec![]));
+    let run = setup.gate(&["-v"]);
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("exporting each side again"),
+        "{}",
+        run.describe()
+    );
+    for side in ["base", "head"] {
+        let started = format!("tdqs-gate: {side} setup 1/1: `sh -c 'echo preparing'`\n");
+        assert_eq!(
+            run.stderr.matches(&started).count(),
+            1,
+            "{side}: {}",
+            run.describe()
+        );
+    }
+    // Both exports listed, and the tree of each (scratch copy, worktree) is gone.
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["decision"], "pass");
 }

@@ -153,6 +153,10 @@ pub struct CallStats {
     /// judge; with the noise-aware rule, unchanged tools and the coherence questions.
     #[serde(default)]
     pub reused_answers: u64,
+    /// Answers read from the persistent answer cache, written by an earlier run with the same
+    /// judge, pins and question: each counts as that question's one draw of this run.
+    #[serde(default)]
+    pub cached_answers: u64,
     pub tokens: TokenUsage,
 }
 
@@ -163,6 +167,7 @@ impl CallStats {
         self.shared_answers += other.shared_answers;
         self.hard_gated += other.hard_gated;
         self.reused_answers += other.reused_answers;
+        self.cached_answers += other.cached_answers;
         self.tokens.add(&other.tokens);
     }
 }

@@ -285,6 +285,8 @@ impl Setup {
             .env("TMPDIR", tmp)
             // The persistent package cache stays inside the test's folder.
             .env("TDQS_GATE_PACKAGE_CACHE", self.work().join("packages"))
+            // Runs ask afresh unless a test names an answer cache (`--answer-cache` wins).
+            .env("TDQS_GATE_ANSWER_CACHE", "off")
             .stdin(Stdio::null());
         for name in SCRUBBED_ENV {
             command.env_remove(name);

@@ -3,6 +3,7 @@
 //! vocabulary.
 
 pub mod answer;
+pub mod answer_cache;
 pub mod siblings;
 
 use serde::{Deserialize, Serialize};

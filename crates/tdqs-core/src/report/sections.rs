@@ -249,6 +249,9 @@ pub(crate) fn footer(report: &Report) -> Block {
     if calls.reused_answers > 0 {
         work += &format!(", {} reused from earlier pairs", calls.reused_answers);
     }
+    if calls.cached_answers > 0 {
+        work += &format!(", {} from the answer cache", calls.cached_answers);
+    }
     work.push(')');
     let tokens = &calls.tokens;
     if tokens.input_tokens + tokens.output_tokens > 0 {
@@ -256,6 +259,12 @@ pub(crate) fn footer(report: &Report) -> Block {
             ", tokens: {} in / {} out",
             tokens.input_tokens, tokens.output_tokens
         );
+        if tokens.cache_read_input_tokens > 0 {
+            work += &format!(
+                ", {} read from the prompt cache",
+                tokens.cache_read_input_tokens
+            );
+        }
     }
     let digest: String = report.version_digest.chars().take(12).collect();
     let generator = text(format!(

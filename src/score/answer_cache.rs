@@ -1,0 +1,388 @@
+//! The persistent answer cache: one small file per answer in a folder outside every tree the
+//! gate runs from, so a second pull request against the same base does not pay again for the
+//! base's unchanged questions. Keys, the entry layout and the eviction choice are
+//! `tdqs_core::judge::answer_cache`; this file only reads, writes and deletes.
+//!
+//! Shared by concurrent runs without a lock: every entry is written to a temporary file and
+//! renamed over its name, so a reader sees a whole entry or none, and two runs writing the same
+//! key write equally valid answers. An entry that cannot be read is ignored with a warning and
+//! asked again (and the fresh answer replaces it). The folder is never read from a pull
+//! request's tree: a folder inside the repository is refused.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tdqs_core::error::{Error, Stage};
+use tdqs_core::judge::answer_cache::{self, Entry, StoredFile};
+use tdqs_core::judge::QuestionKind;
+
+use crate::platform::safe_file::{read_regular, Links, ReadError};
+
+/// The variable that chooses the folder (or `off`), as `--answer-cache` does.
+pub const CACHE_ENV: &str = "TDQS_GATE_ANSWER_CACHE";
+
+/// The largest entry read; a real answer is a few kilobytes.
+const MAX_ENTRY_BYTES: u64 = 1024 * 1024;
+
+/// Where the run's answers are kept, as the command line chose.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AnswerCacheChoice {
+    /// `--no-answer-cache` or `--answer-cache off`: ask everything.
+    Off,
+    /// `tdqs-gate/answers` in the user's cache folder.
+    #[default]
+    UserCache,
+    /// `--answer-cache DIR` (or `TDQS_GATE_ANSWER_CACHE=DIR`).
+    Folder(PathBuf),
+}
+
+impl AnswerCacheChoice {
+    /// `--answer-cache VALUE` (`off`, `0`, `false` or `no` turn it off) and `--no-answer-cache`.
+    pub fn from_args(value: Option<&str>, no_cache: bool) -> AnswerCacheChoice {
+        if no_cache {
+            return AnswerCacheChoice::Off;
+        }
+        match value.map(str::trim) {
+            None | Some("") => AnswerCacheChoice::UserCache,
+            Some(v)
+                if matches!(
+                    v.to_ascii_lowercase().as_str(),
+                    "off" | "0" | "false" | "no"
+                ) =>
+            {
+                AnswerCacheChoice::Off
+            }
+            Some(v) => AnswerCacheChoice::Folder(PathBuf::from(v)),
+        }
+    }
+
+    /// The folder this choice names, `None` when off.
+    pub fn folder(&self) -> Result<Option<PathBuf>, Error> {
+        self.folder_with(|name| std::env::var_os(name), dirs::home_dir)
+    }
+
+    fn folder_with(
+        &self,
+        env: impl Fn(&str) -> Option<OsString>,
+        home: impl FnOnce() -> Option<PathBuf>,
+    ) -> Result<Option<PathBuf>, Error> {
+        match self {
+            AnswerCacheChoice::Off => Ok(None),
+            AnswerCacheChoice::Folder(dir) => Ok(Some(dir.clone())),
+            AnswerCacheChoice::UserCache => {
+                let root = crate::spec::fetch::cache_root_with(None, env, home).map_err(|_| {
+                    Error::new(
+                        Stage::Config,
+                        "no folder for the answer cache: XDG_CACHE_HOME, LOCALAPPDATA and the \
+                         home directory are all unset",
+                    )
+                    .with_advice("pass --answer-cache DIR, or --no-answer-cache")
+                })?;
+                Ok(Some(root.join("answers")))
+            }
+        }
+    }
+}
+
+/// An open answer cache for one scoring digest (one judge, model, settings and pins).
+pub(crate) struct AnswerCache {
+    dir: PathBuf,
+    scoring_digest: String,
+    bound: u64,
+    warnings: Mutex<Vec<String>>,
+}
+
+impl AnswerCache {
+    /// Opens (creating) the folder `dir` for answers scored under `scoring_digest`. A folder
+    /// inside any of `trees` (the repository's working tree) is refused: what a pull request
+    /// can write must never be read back as a judge's answer.
+    pub fn open(dir: &Path, trees: &[&Path], scoring_digest: &str) -> Result<AnswerCache, Error> {
+        let dir = absolute(dir);
+        for tree in trees {
+            if is_inside(&dir, tree) {
+                return Err(Error::new(
+                    Stage::Config,
+                    format!(
+                        "the answer cache {} is inside the repository {}, where a pull request \
+                         could write answers the gate would trust",
+                        dir.display(),
+                        tree.display()
+                    ),
+                )
+                .with_advice(
+                    "give --answer-cache a folder outside the repository (or unset \
+                     TDQS_GATE_ANSWER_CACHE, which defaults to the user's cache folder), or \
+                     pass --no-answer-cache",
+                ));
+            }
+        }
+        crate::platform::file_modes::private_dir_builder()
+            .recursive(true)
+            .create(&dir)
+            .map_err(|e| {
+                Error::new(
+                    Stage::Config,
+                    format!("cannot create the answer cache {}: {e}", dir.display()),
+                )
+                .with_advice("give --answer-cache a writable folder, or pass --no-answer-cache")
+            })?;
+        Ok(AnswerCache {
+            dir,
+            scoring_digest: scoring_digest.to_string(),
+            bound: answer_cache::DEFAULT_BOUND_BYTES,
+            warnings: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn path_of(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.json"))
+    }
+
+    /// The cached answer text to a question of `kind` whose digest is `question_digest`, if a
+    /// readable entry holds one. A damaged entry is a warning, never an error: it is asked
+    /// again.
+    pub fn get(&self, kind: QuestionKind, question_digest: &str) -> Option<String> {
+        let key = answer_cache::entry_key(&self.scoring_digest, kind, question_digest);
+        let path = self.path_of(&key);
+        let bytes = match read_regular(&path, Links::Refuse, MAX_ENTRY_BYTES) {
+            Ok(bytes) => bytes,
+            Err(ReadError::NotFound) => return None,
+            Err(e) => {
+                self.warn(&path, &e.to_string());
+                return None;
+            }
+        };
+        match Entry::read(&bytes, &key, kind) {
+            Ok(entry) => {
+                // Reading is a use: eviction keeps what runs still ask for.
+                touch(&path);
+                Some(entry.text)
+            }
+            Err(why) => {
+                self.warn(&path, &why);
+                None
+            }
+        }
+    }
+
+    /// A damaged entry whose answer text did not pass the answer check.
+    pub fn reject(&self, kind: QuestionKind, question_digest: &str, why: &str) {
+        let key = answer_cache::entry_key(&self.scoring_digest, kind, question_digest);
+        self.warn(
+            &self.path_of(&key),
+            &format!("its answer is unreadable: {why}"),
+        );
+    }
+
+    fn warn(&self, path: &Path, why: &str) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!(
+                "the cached answer {} was ignored and asked again: {why}",
+                path.display()
+            ));
+    }
+
+    /// Keeps `text` as the answer to the question. A failure to write costs only the reuse,
+    /// so it is a warning.
+    pub fn put(&self, kind: QuestionKind, question_digest: &str, text: &str) {
+        let key = answer_cache::entry_key(&self.scoring_digest, kind, question_digest);
+        let entry = Entry::new(key.clone(), kind, text.to_string());
+        let path = self.path_of(&key);
+        if let Err(e) = crate::platform::atomic::write_atomically(&path, &entry.to_bytes(), None) {
+            self.warnings
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(format!(
+                    "an answer could not be kept in the answer cache {}: {e}",
+                    self.dir.display()
+                ));
+        }
+    }
+
+    /// Deletes the least recently used entries while the folder is over its bound. Another run
+    /// deleting the same files at once is harmless.
+    pub fn evict(&self) {
+        let Ok(read) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let files: Vec<StoredFile> = read
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let meta = e.metadata().ok()?;
+                meta.is_file().then(|| StoredFile {
+                    name,
+                    bytes: meta.len(),
+                    last_used: meta
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_secs()),
+                })
+            })
+            .collect();
+        for name in answer_cache::evictions(&files, self.bound) {
+            let _ = std::fs::remove_file(self.dir.join(name));
+        }
+    }
+
+    /// The warnings gathered so far (damaged entries, failed writes), each once.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    #[cfg(test)]
+    fn with_bound(mut self, bound: u64) -> Self {
+        self.bound = bound;
+        self
+    }
+}
+
+fn touch(path: &Path) {
+    if let Ok(file) = std::fs::OpenOptions::new().append(true).open(path) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|cwd| cwd.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+/// Whether `dir` is `tree` or below it, comparing real paths where they exist (a link to the
+/// repository is inside it) and the given paths otherwise.
+fn is_inside(dir: &Path, tree: &Path) -> bool {
+    let real_tree = tree.canonicalize().unwrap_or_else(|_| tree.to_path_buf());
+    if dir.starts_with(tree) || dir.starts_with(&real_tree) {
+        return true;
+    }
+    // The deepest part of `dir` that exists, resolved, with the rest appended.
+    let mut existing = dir.to_path_buf();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => return false,
+        }
+    }
+    let Ok(mut real) = existing.canonicalize() else {
+        return false;
+    };
+    for name in rest.iter().rev() {
+        real.push(name);
+    }
+    real.starts_with(&real_tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_kept_and_found_only_under_its_own_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = AnswerCache::open(&dir.path().join("answers"), &[], "scoring-a").unwrap();
+        assert_eq!(cache.get(QuestionKind::Tool, "q1"), None);
+        cache.put(QuestionKind::Tool, "q1", "{\"answer\":1}");
+        assert_eq!(
+            cache.get(QuestionKind::Tool, "q1").as_deref(),
+            Some("{\"answer\":1}")
+        );
+        assert_eq!(cache.get(QuestionKind::Coherence, "q1"), None);
+        assert_eq!(cache.get(QuestionKind::Tool, "q2"), None);
+        let other = AnswerCache::open(&dir.path().join("answers"), &[], "scoring-b").unwrap();
+        assert_eq!(other.get(QuestionKind::Tool, "q1"), None);
+        assert!(cache.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn a_damaged_entry_is_a_warning_and_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = AnswerCache::open(dir.path(), &[], "scoring").unwrap();
+        cache.put(QuestionKind::Tool, "q1", "text");
+        let file = std::fs::read_dir(dir.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::write(&file, b"{not json").unwrap();
+        assert_eq!(cache.get(QuestionKind::Tool, "q1"), None);
+        let warnings = cache.take_warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("ignored and asked again"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_folder_inside_the_repository_is_refused() {
+        let repo = tempfile::tempdir().unwrap();
+        let inside = repo.path().join(".cache/answers");
+        let err = AnswerCache::open(&inside, &[repo.path()], "s")
+            .err()
+            .unwrap();
+        assert!(err.cause.contains("inside the repository"), "{err:?}");
+        assert!(!inside.exists());
+        // The same folder reached through a link from outside is still inside.
+        let outside = tempfile::tempdir().unwrap();
+        let link = outside.path().join("repo-link");
+        std::os::unix::fs::symlink(repo.path(), &link).unwrap();
+        assert!(AnswerCache::open(&link.join("answers"), &[repo.path()], "s").is_err());
+        assert!(AnswerCache::open(&outside.path().join("answers"), &[repo.path()], "s").is_ok());
+    }
+
+    #[test]
+    fn the_folder_stays_within_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = AnswerCache::open(dir.path(), &[], "s")
+            .unwrap()
+            .with_bound(1000);
+        for n in 0..20 {
+            cache.put(QuestionKind::Tool, &format!("q{n}"), &"x".repeat(100));
+        }
+        cache.evict();
+        let total: u64 = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        assert!(total <= 1000, "{total} bytes left");
+        assert!(total > 0);
+    }
+
+    #[test]
+    fn the_choice_follows_the_flags() {
+        assert_eq!(
+            AnswerCacheChoice::from_args(Some("/x"), true),
+            AnswerCacheChoice::Off
+        );
+        assert_eq!(
+            AnswerCacheChoice::from_args(Some("OFF"), false),
+            AnswerCacheChoice::Off
+        );
+        assert_eq!(
+            AnswerCacheChoice::from_args(None, false),
+            AnswerCacheChoice::UserCache
+        );
+        let env = |name: &str| (name == "XDG_CACHE_HOME").then(|| OsString::from("/xdg"));
+        assert_eq!(
+            AnswerCacheChoice::UserCache
+                .folder_with(env, || None)
+                .unwrap(),
+            Some(PathBuf::from("/xdg/tdqs-gate/answers"))
+        );
+    }
+}
