@@ -26,6 +26,7 @@ use tdqs_core::spec::pins::Pins;
 
 use super::{GateOptions, JudgeOptions, Outcome, ServerOptions, SideSource};
 
+mod growth;
 mod several_servers;
 use several_servers::check_monorepo;
 
@@ -45,6 +46,7 @@ pub struct CheckOptions {
     /// `[decision]`, they fix the rule the report must have been decided by.
     pub decision_rule: Option<tdqs_core::decide::DecisionRule>,
     pub tool_drop: Option<tdqs_core::arith::Tenths>,
+    pub max_listing_growth: Option<u32>,
     /// The revision holding the settings when the report's base is an export file.
     pub settings_rev: Option<String>,
 }
@@ -64,6 +66,7 @@ impl CheckOptions {
             share_identical: true,
             decision_rule: self.decision_rule,
             tool_drop: self.tool_drop,
+            max_listing_growth: self.max_listing_growth,
             full_report: false,
             eval: None,
             settings_rev: self.settings_rev.clone(),
@@ -533,6 +536,8 @@ fn check_scored_decision(report: &Report, pins: &Pins) -> Result<(), Error> {
             ..
         } => {
             let (verdict, reason) = with_selection_check(report, verdict, reason)?;
+            let (verdict, reason) =
+                growth::with_growth_rule(report, medians.as_ref(), verdict, reason)?;
             if verdict != report.decision {
                 return Err(differs(format!(
                     "the recorded decision {} does not follow from the pairs, which give {}",
@@ -760,6 +765,7 @@ pub async fn run(
         ));
         let (base, head) = super::sides::obtain(&current, progress.as_ref()).await?;
         fresh_exports_match(&report, &pins, &base.export, &head.export).await?;
+        growth::cost_matches(&report, &base.export, &head.export)?;
         Ok(report)
     }
     .await;
@@ -886,6 +892,26 @@ fn required_rule(
         .with_advice(
             "run the gate again; if the rule was given on the gate's command line \
              (--decision-rule, --tool-drop), give the same flags to check",
+        ));
+    }
+    let required_growth = opts
+        .max_listing_growth
+        .or(config.and_then(|c| c.decision.max_listing_growth));
+    let recorded_growth = report.growth_rule.as_ref().map(|g| g.max_growth_percent);
+    if recorded_growth != required_growth {
+        let say = |limit: Option<u32>| match limit {
+            Some(p) => format!("a growth rule of {p}%"),
+            None => "no growth rule".to_string(),
+        };
+        return Err(differs(format!(
+            "the report was decided with {}, but {} is required (from {source} and the command \
+             line): a report decided by another rule is not accepted",
+            say(recorded_growth),
+            say(required_growth)
+        ))
+        .with_advice(
+            "run the gate again; if the limit was given on the gate's command line \
+             (--max-listing-growth), give the same flag to check",
         ));
     }
     Ok(())

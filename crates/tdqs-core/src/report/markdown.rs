@@ -82,7 +82,9 @@ pub fn page(report: &Report) -> Vec<Block> {
     if let Some(check) = &report.eval {
         out.extend(selection_check(check));
     }
+    out.extend(sections::forecast(report));
     out.extend(sections::size(report));
+    out.extend(sections::cost(report));
     out.extend(sections::warnings(report));
     out.push(sections::footer(report));
     out
