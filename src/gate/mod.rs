@@ -404,8 +404,9 @@ pub(crate) fn deciding_means(
 }
 
 /// Measures both listings' tokens and applies the growth rule when a limit is set
-/// (`--max-listing-growth`, else the base's `[decision] max-listing-growth`): a scored run whose
-/// head listing grew by more than that share with no TDQS gain BLOCKs.
+/// (`--max-listing-growth`, else the base's `[decision] max-listing-growth`): a run whose head
+/// listing grew by more than that share with no TDQS gain BLOCKs (a scored run, or one whose
+/// definitions are unchanged and whose listing grew through what the hash leaves out).
 fn cost_and_growth(
     opts: &GateOptions,
     draft: &mut Draft,
@@ -420,11 +421,12 @@ fn cost_and_growth(
     let cost = crate::cost::compare(&counter, &base.export, &head.export, first)?;
     let (mut verdict, mut reason, medians) = decided;
     if let Some(limit) = limit {
+        let unchanged = base.export.set_hash == head.export.set_hash;
         let rule = tdqs_core::cost::growth_rule(
             limit,
             cost.base.listing.tokens,
             cost.head.listing.tokens,
-            deciding_means(medians.as_ref(), &draft.pairs),
+            tdqs_core::cost::tdqs_gain(unchanged, deciding_means(medians.as_ref(), &draft.pairs)),
         );
         if let Some(why) = tdqs_core::cost::growth_reason(&rule, &cost) {
             reason = format!("{reason} {why}");

@@ -156,7 +156,9 @@ pub struct GrowthRule {
     /// The most the head's listing may grow, in percent of the base's tokens, without a TDQS
     /// gain (`[decision] max-listing-growth`, `--max-listing-growth`).
     pub max_growth_percent: u32,
-    /// Whether it applied: only a scored run with a non-empty base listing is measured.
+    /// Whether it applied: to a scored run, and to one whose definitions are unchanged (their
+    /// scores cannot differ, yet the listing can grow through what the definition hash leaves
+    /// out, such as `_meta`); not to a run with an empty base listing.
     pub applied: bool,
     /// The head's mean TDQS is above the base's (the medians when confirmation pairs were
     /// scored, else the first pair's means).
@@ -167,18 +169,28 @@ pub struct GrowthRule {
     pub blocks: bool,
 }
 
+/// Whether the head's mean TDQS rose, as the growth rule asks it: `Some(false)` for unchanged
+/// definitions, the comparison of the deciding means (base, head) for a scored run, `None` when
+/// nothing was scored for another reason (an empty base).
+pub fn tdqs_gain(unchanged: bool, means: Option<(Tenths, Tenths)>) -> Option<bool> {
+    if unchanged {
+        return Some(false);
+    }
+    means.map(|(base, head)| head > base)
+}
+
 /// The growth rule on measured listings: BLOCK when the head's listing tokens exceed the base's
 /// by more than `max_growth_percent` percent (compared exactly, in whole tokens) while the head's
-/// mean TDQS is not above the base's. `means` is `None` for a run that scored nothing (the rule
-/// does not apply then, nor to an empty base).
+/// mean TDQS did not rise. `gain` is [`tdqs_gain`]; the rule does not apply when it is `None`,
+/// nor to an empty base listing.
 pub fn growth_rule(
     max_growth_percent: u32,
     base_tokens: u64,
     head_tokens: u64,
-    means: Option<(Tenths, Tenths)>,
+    gain: Option<bool>,
 ) -> GrowthRule {
-    let applied = means.is_some() && base_tokens > 0;
-    let tdqs_gain = means.is_some_and(|(base, head)| head > base);
+    let applied = gain.is_some() && base_tokens > 0;
+    let tdqs_gain = gain == Some(true);
     // head > base · (1 + p/100)  ⇔  100 · head > (100 + p) · base, in integers.
     let over = applied
         && u128::from(head_tokens) * 100
@@ -277,18 +289,33 @@ mod tests {
 
     #[test]
     fn growth_is_compared_exactly_against_the_limit() {
-        let flat = Some((Tenths(30), Tenths(30)));
+        let flat = tdqs_gain(false, Some((Tenths(30), Tenths(30))));
         // 110 tokens from 100 is exactly 10 %: allowed; 111 is over.
         assert!(!growth_rule(10, 100, 110, flat).blocks);
         let over = growth_rule(10, 100, 111, flat);
         assert!(over.over && over.blocks && over.applied);
         // A gain of the mean TDQS lets the listing grow.
-        let gain = growth_rule(10, 100, 200, Some((Tenths(30), Tenths(31))));
+        let gain = growth_rule(
+            10,
+            100,
+            200,
+            tdqs_gain(false, Some((Tenths(30), Tenths(31)))),
+        );
         assert!(gain.over && gain.tdqs_gain && !gain.blocks);
         // A fall without growth is the score rule's business, not this one's.
-        assert!(!growth_rule(10, 100, 90, Some((Tenths(30), Tenths(20)))).blocks);
-        // Nothing scored, or an empty base: not applied.
-        assert!(!growth_rule(10, 100, 500, None).applied);
+        assert!(
+            !growth_rule(
+                10,
+                100,
+                90,
+                tdqs_gain(false, Some((Tenths(30), Tenths(20))))
+            )
+            .blocks
+        );
+        // Unchanged definitions cannot gain: growth alone decides.
+        assert!(growth_rule(10, 100, 500, tdqs_gain(true, None)).blocks);
+        // Nothing scored otherwise, or an empty base: not applied.
+        assert!(!growth_rule(10, 100, 500, tdqs_gain(false, None)).applied);
         assert!(!growth_rule(0, 0, 500, flat).applied);
     }
 
@@ -300,7 +327,7 @@ mod tests {
         // 4 → 13 tokens (the array brackets add nothing for this counter): +225 %.
         assert_eq!(c.listing_tokens_change, 9);
         assert_eq!(c.listing_growth_percent, Some(225.0));
-        let rule = growth_rule(50, 4, 13, Some((Tenths(30), Tenths(30))));
+        let rule = growth_rule(50, 4, 13, Some(false));
         let reason = growth_reason(&rule, &c).unwrap();
         assert!(reason.contains("from 4 to 13 tokens (+225%)"), "{reason}");
         assert!(reason.contains("50% allowed"), "{reason}");

@@ -27,7 +27,10 @@ pub(super) fn with_growth_rule(
         recorded.max_growth_percent,
         cost.base.listing.tokens,
         cost.head.listing.tokens,
-        crate::gate::deciding_means(medians, &report.pairs),
+        tdqs_core::cost::tdqs_gain(
+            unchanged(report),
+            crate::gate::deciding_means(medians, &report.pairs),
+        ),
     );
     if &rule != recorded {
         return Err(differs(
@@ -41,6 +44,41 @@ pub(super) fn with_growth_rule(
         }
     }
     Ok((verdict, reason))
+}
+
+/// Whether the report's exports have equal definitions.
+fn unchanged(report: &Report) -> bool {
+    match (&report.base, &report.head) {
+        (Some(b), Some(h)) => b.set_hash == h.set_hash,
+        _ => false,
+    }
+}
+
+/// The limit the base's configuration and the command line require must be the one the report
+/// was decided with (none, or the same percent).
+pub(super) fn required_growth(
+    report: &Report,
+    required: Option<u32>,
+    source: &str,
+) -> Result<(), Error> {
+    let recorded = report.growth_rule.as_ref().map(|g| g.max_growth_percent);
+    if recorded == required {
+        return Ok(());
+    }
+    let say = |limit: Option<u32>| match limit {
+        Some(p) => format!("a growth rule of {p}%"),
+        None => "no growth rule".to_string(),
+    };
+    Err(differs(format!(
+        "the report was decided with {}, but {} is required (from {source} and the command \
+         line): a report decided by another rule is not accepted",
+        say(recorded),
+        say(required)
+    ))
+    .with_advice(
+        "run the gate again; if the limit was given on the gate's command line \
+         (--max-listing-growth), give the same flag to check",
+    ))
 }
 
 /// The recorded cost must be what the tokenizer counts on the fresh exports (which list every
