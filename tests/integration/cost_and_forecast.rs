@@ -190,6 +190,42 @@ fn the_growth_limit_is_the_base_revisions_setting() {
 }
 
 #[test]
+fn unchanged_definitions_grown_through_meta_block_and_check_holds_it() {
+    let base = base_tools();
+    let setup = Setup::new(&base);
+    let mut head = base.clone();
+    for tool in head.as_array_mut().unwrap() {
+        tool["_meta"] = serde_json::json!({"notes": "Routing notes for the gateway. ".repeat(20)});
+    }
+    setup.set_head(&head);
+    setup.fake.control(script(vec![]));
+    let run = setup.gate(&["--max-listing-growth", "10"]);
+    run.assert_code(1);
+    let report = run.report();
+    assert_schema_valid(&report);
+    assert_eq!(report["scored"], false);
+    assert!(
+        !setup.fake.ever_started(),
+        "no model call for unchanged definitions"
+    );
+    let reason = report["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("The tool definitions are unchanged") && reason.contains("grows from"),
+        "{reason}"
+    );
+    check(&setup, &run.report_path(), &["--max-listing-growth", "10"]).assert_code(1);
+    // The same report turned into a PASS (rule and reason removed) is refused.
+    let mut edited = report.clone();
+    edited.as_object_mut().unwrap().remove("growthRule");
+    edited["decision"] = Value::from("pass");
+    edited["exitCode"] = Value::from(0);
+    edited["reason"] = Value::from(reason.split(" The head's").next().unwrap());
+    let path = run.report_dir.join("edited.json");
+    std::fs::write(&path, pretty(&edited)).unwrap();
+    check(&setup, &path, &["--max-listing-growth", "10"]).assert_code(2);
+}
+
+#[test]
 fn a_bad_growth_limit_is_a_usage_error_naming_the_fix() {
     let setup = Setup::new(&base_tools());
     let run = setup.gate(&["--max-listing-growth", "-5"]);
