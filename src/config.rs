@@ -27,6 +27,7 @@
 //!
 //! [decision]
 //! tool-drop = 0.5                           # per-tool guard: a tool falling this much BLOCKs
+//! max-listing-growth = 10                   # opt-in: BLOCK a listing >10 % more tokens, no TDQS gain
 //! ```
 //!
 //! A repository with several servers writes `[[server]]` tables instead, each with a unique
@@ -125,6 +126,8 @@ impl Config {
 pub struct DecisionConfig {
     /// `tool-drop`: the per-tool guard, in tenths of TDQS.
     pub tool_drop: Option<tdqs_core::arith::Tenths>,
+    /// `max-listing-growth`: the opt-in growth rule, in percent of the base listing's tokens.
+    pub max_listing_growth: Option<u32>,
 }
 
 /// Reads a per-tool guard amount: a multiple of 0.1 from 0.1 to 4.0.
@@ -344,6 +347,23 @@ impl Config {
                             })?,
                     ),
                 },
+                max_listing_growth: match d.max_listing_growth {
+                    None => None,
+                    Some(v) => Some(
+                        tdqs_core::cost::parse_growth_percent(*v.get_ref())
+                            .map_err(|m| {
+                                located(
+                                    text,
+                                    path,
+                                    Some(v.span()),
+                                    &format!("max-listing-growth: {m}"),
+                                )
+                            })
+                            .map_err(|e| {
+                                e.with_advice("fix the value at that place in the file")
+                            })?,
+                    ),
+                },
             },
             None => DecisionConfig::default(),
         };
@@ -410,6 +430,7 @@ struct RawConfig {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawDecision {
     tool_drop: Option<Spanned<f64>>,
+    max_listing_growth: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]

@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod ci;
 pub mod cli;
 pub mod config;
+pub mod cost;
 pub mod eval;
 pub mod export;
 pub mod gate;

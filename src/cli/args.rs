@@ -222,6 +222,11 @@ pub struct GateArgs {
     /// (median of three pairs, beyond its noise) BLOCKs [default: 0.5, or `[decision] tool-drop`].
     #[arg(long, value_name = "TDQS")]
     pub tool_drop: Option<f64>,
+    /// Opt-in growth rule: BLOCK when the head's tool listing has more than this many percent
+    /// more tokens than the base's and the mean TDQS did not rise [default: off, or
+    /// `[decision] max-listing-growth`].
+    #[arg(long, value_name = "PERCENT", allow_negative_numbers = true)]
+    pub max_listing_growth: Option<i64>,
     /// List every tool in the report. By default a server with more than 50 tools on a side
     /// has its unchanged tools (same definition and scores on both sides) summarised.
     #[arg(long)]
@@ -307,6 +312,10 @@ pub struct CheckArgs {
     /// given one (`--tool-drop`).
     #[arg(long, value_name = "TDQS")]
     pub tool_drop: Option<f64>,
+    /// The growth limit the report must have been decided with, when the run that wrote it was
+    /// given one (`--max-listing-growth`).
+    #[arg(long, value_name = "PERCENT", allow_negative_numbers = true)]
+    pub max_listing_growth: Option<i64>,
     /// The revision whose tdqs-gate.toml holds the settings (`[decision]`, the servers) when the
     /// report's base is an export file (e.g. the pull request's base commit).
     #[arg(long, value_name = "REV")]

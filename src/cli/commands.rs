@@ -94,6 +94,7 @@ pub(super) fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         share_identical: !args.independent_sides,
         decision_rule: args.decision_rule.map(Into::into),
         tool_drop: tool_drop(args.tool_drop)?,
+        max_listing_growth: max_listing_growth(args.max_listing_growth)?,
         full_report: args.full_report,
         eval: None,
         suggest: gate_suggest_options(args)?,
@@ -143,6 +144,19 @@ fn tool_drop(value: Option<f64>) -> Result<Option<tdqs_core::arith::Tenths>, Err
             crate::config::parse_tool_drop(v).map_err(|m| {
                 Error::usage(format!("--tool-drop {m}"))
                     .with_advice("pass e.g. --tool-drop 0.5, or leave it out for the default")
+            })
+        })
+        .transpose()
+}
+
+fn max_listing_growth(value: Option<i64>) -> Result<Option<u32>, Error> {
+    value
+        .map(|v| {
+            tdqs_core::cost::parse_growth_percent(v).map_err(|m| {
+                Error::usage(format!("--max-listing-growth {m}")).with_advice(
+                    "pass e.g. --max-listing-growth 10, or leave it out (the rule is off by \
+                     default)",
+                )
             })
         })
         .transpose()
@@ -211,6 +225,7 @@ pub(super) async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Resu
         judge: judge_options(&args.judge)?,
         decision_rule: args.decision_rule.map(Into::into),
         tool_drop: tool_drop(args.tool_drop)?,
+        max_listing_growth: max_listing_growth(args.max_listing_growth)?,
         settings_rev: args.settings_rev.clone(),
     };
     let progress = Arc::new(StderrProgress::new(verbosity));

@@ -159,6 +159,10 @@ fn settings_view(config: Option<&Config>) -> BTreeMap<String, String> {
         format!("{:?}", config.and_then(|c| c.decision.tool_drop)),
     );
     view.insert(
+        "[decision] max-listing-growth".to_string(),
+        format!("{:?}", config.and_then(|c| c.decision.max_listing_growth)),
+    );
+    view.insert(
         "[eval]".to_string(),
         format!("{:?}", config.and_then(|c| c.eval.as_ref())),
     );

@@ -26,6 +26,7 @@ use tdqs_core::spec::pins::Pins;
 
 use super::{GateOptions, JudgeOptions, Outcome, ServerOptions, SideSource};
 
+mod growth;
 mod several_servers;
 use several_servers::check_monorepo;
 
@@ -45,6 +46,7 @@ pub struct CheckOptions {
     /// `[decision]`, they fix the rule the report must have been decided by.
     pub decision_rule: Option<tdqs_core::decide::DecisionRule>,
     pub tool_drop: Option<tdqs_core::arith::Tenths>,
+    pub max_listing_growth: Option<u32>,
     /// The revision holding the settings when the report's base is an export file.
     pub settings_rev: Option<String>,
 }
@@ -64,6 +66,7 @@ impl CheckOptions {
             share_identical: true,
             decision_rule: self.decision_rule,
             tool_drop: self.tool_drop,
+            max_listing_growth: self.max_listing_growth,
             full_report: false,
             eval: None,
             suggest: None,
@@ -349,12 +352,18 @@ pub(crate) fn check_report_contents(report: &Report, pins: &Pins) -> Result<(), 
     }
     // The decision against the rule.
     if base.set_hash == head.set_hash {
-        if !report.pairs.is_empty() || report.decision != Verdict::Pass {
-            return Err(differs(
-                "the definitions are unchanged, so the report must PASS with no pair scored",
-            ));
+        let (verdict, reason) = growth::with_growth_rule(
+            report,
+            None,
+            Verdict::Pass,
+            super::unchanged_reason(&base.set_hash),
+        )?;
+        if !report.pairs.is_empty() || report.decision != verdict {
+            return Err(differs(format!(
+                "the definitions are unchanged, so the report must {verdict} with no pair scored"
+            )));
         }
-        return same_reason(report, &super::unchanged_reason(&base.set_hash));
+        return same_reason(report, &reason);
     }
     if base.tools.is_empty() && omitted == 0 {
         if !report.pairs.is_empty() || report.decision != Verdict::Pass {
@@ -537,6 +546,8 @@ fn check_scored_decision(report: &Report, pins: &Pins) -> Result<(), Error> {
             ..
         } => {
             let (verdict, reason) = with_selection_check(report, verdict, reason)?;
+            let (verdict, reason) =
+                growth::with_growth_rule(report, medians.as_ref(), verdict, reason)?;
             if verdict != report.decision {
                 return Err(differs(format!(
                     "the recorded decision {} does not follow from the pairs, which give {}",
@@ -754,6 +765,13 @@ pub async fn run(
         let settings = super::base_settings::SettingsSource::of(&current);
         let config = settings.config(current.repo.as_deref())?;
         required_rule(&report, &pins, &current, config.as_ref(), &settings.label())?;
+        growth::required_growth(
+            &report,
+            current
+                .max_listing_growth
+                .or(config.as_ref().and_then(|c| c.decision.max_listing_growth)),
+            &settings.label(),
+        )?;
         // A summarised report's exports lack the left-out tools: it is scored again on the
         // fresh exports, once they are known to be the recorded ones.
         if report.omitted.is_none() {
@@ -764,6 +782,7 @@ pub async fn run(
         ));
         let (base, head) = super::sides::obtain(&current, progress.as_ref()).await?;
         fresh_exports_match(&report, &pins, &base.export, &head.export).await?;
+        growth::cost_matches(&report, &base.export, &head.export)?;
         Ok(report)
     }
     .await;

@@ -474,7 +474,7 @@ async fn one_server(
     let unchanged = super::record_sides(draft, b, h)?;
     let decided =
         super::decide_recorded(opts, Arc::clone(progress), draft, unchanged, judge).await?;
-    super::selection_check(opts, progress.as_ref(), draft, decided).await
+    super::after_decision(opts, progress.as_ref(), draft, decided).await
 }
 
 /// The server names a gate run covers, for `tdqs-gate export --list-servers`: the `[[server]]`

@@ -73,6 +73,10 @@ struct Draft {
     assessment: Option<decide::noise::Assessment>,
     eval: Option<tdqs_core::eval::compare::SelectionCheck>,
     suggestions: Option<tdqs_core::suggest::Suggestions>,
+    /// What the definitions cost (both sides exported).
+    cost: Option<tdqs_core::cost::CostComparison>,
+    /// The opt-in growth rule as applied (when a limit was set).
+    growth_rule: Option<tdqs_core::cost::GrowthRule>,
     /// The settings the pull request's configuration changes (ignored): the report's first
     /// warning, whatever else is said.
     settings_changed: Option<String>,
@@ -92,6 +96,8 @@ impl Draft {
             assessment: None,
             eval: None,
             suggestions: None,
+            cost: None,
+            growth_rule: None,
             settings_changed: None,
         };
         if !draft.pins.is_embedded() {
@@ -131,6 +137,10 @@ impl Draft {
             (Some(b), Some(h)) => Some(Changes::between(b, h)),
             _ => None,
         };
+        let forecast = self
+            .pairs
+            .first()
+            .map(|p| report::forecast::of_first_pair(&p.base, &p.head));
         let causes = report::causes::of_first_pair_with_changes(
             &self.pairs,
             base_export.as_ref(),
@@ -175,6 +185,9 @@ impl Draft {
             omitted: None,
             eval: self.eval,
             suggestions: self.suggestions,
+            cost: self.cost,
+            growth_rule: self.growth_rule,
+            forecast,
         }
     }
 }
@@ -355,7 +368,7 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
     }
     let mut draft = Draft::new(pins);
     let decided = match run_inner(opts, Arc::clone(&progress), &mut draft, trees).await {
-        Ok(decided) => selection_check(opts, progress.as_ref(), &mut draft, decided).await,
+        Ok(decided) => after_decision(opts, progress.as_ref(), &mut draft, decided).await,
         Err(e) => Err(e),
     };
     match decided {
@@ -365,6 +378,69 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
             finish(draft, Verdict::Invalid, reason, None, Some(e), opts)
         }
     }
+}
+
+/// What follows the score rule's decision: the opt-in selection check, then the definitions'
+/// cost and the opt-in growth rule.
+async fn after_decision(
+    opts: &GateOptions,
+    progress: &dyn Progress,
+    draft: &mut Draft,
+    decided: Decided,
+) -> Result<Decided, Error> {
+    let decided = selection_check(opts, progress, draft, decided).await?;
+    cost_and_growth(opts, draft, decided)
+}
+
+/// The mean TDQS of each side that decided: the medians when confirmation pairs were scored,
+/// else the first pair's means. `None` when nothing was scored.
+pub(crate) fn deciding_means(
+    medians: Option<&decide::Medians>,
+    pairs: &[Pair],
+) -> Option<(tdqs_core::arith::Tenths, tdqs_core::arith::Tenths)> {
+    match medians {
+        Some(m) => Some((m.base, m.head)),
+        None => pairs
+            .first()
+            .and_then(|p| Some((p.base.rollups.mean_tdqs?, p.head.rollups.mean_tdqs?))),
+    }
+}
+
+/// Measures both listings' tokens and applies the growth rule when a limit is set
+/// (`--max-listing-growth`, else the base's `[decision] max-listing-growth`): a run whose head
+/// listing grew by more than that share with no TDQS gain BLOCKs (a scored run, or one whose
+/// definitions are unchanged and whose listing grew through what the hash leaves out).
+fn cost_and_growth(
+    opts: &GateOptions,
+    draft: &mut Draft,
+    decided: Decided,
+) -> Result<Decided, Error> {
+    let (Some(base), Some(head)) = (&draft.base, &draft.head) else {
+        return Ok(decided);
+    };
+    let limit = opts.max_listing_growth.or(head.decision.max_listing_growth);
+    let counter = crate::cost::Cl100k::load()?;
+    let first = draft.pairs.first().map(|p| (&p.base, &p.head));
+    let cost = crate::cost::compare(&counter, &base.export, &head.export, first)?;
+    let (mut verdict, mut reason, medians) = decided;
+    if let Some(limit) = limit {
+        let unchanged = base.export.set_hash == head.export.set_hash;
+        let rule = tdqs_core::cost::growth_rule(
+            limit,
+            cost.base.listing.tokens,
+            cost.head.listing.tokens,
+            tdqs_core::cost::tdqs_gain(unchanged, deciding_means(medians.as_ref(), &draft.pairs)),
+        );
+        if let Some(why) = tdqs_core::cost::growth_reason(&rule, &cost) {
+            reason = format!("{reason} {why}");
+            if verdict == Verdict::Pass {
+                verdict = Verdict::Block;
+            }
+        }
+        draft.growth_rule = Some(rule);
+    }
+    draft.cost = Some(cost);
+    Ok((verdict, reason, medians))
 }
 
 /// The opt-in selection check: when the definitions differ and both sides list tools, the same

@@ -281,7 +281,7 @@ async fn one_server(
     let decided =
         super::decide_recorded(opts, Arc::clone(progress), draft, unchanged, judge).await?;
     // Only ever one server here (several are refused with a selection check, above).
-    super::selection_check(opts, progress.as_ref(), draft, decided).await
+    super::after_decision(opts, progress.as_ref(), draft, decided).await
 }
 
 /// How one server of the run is started.

@@ -64,6 +64,9 @@ pub struct GateOptions {
     pub decision_rule: Option<tdqs_core::decide::DecisionRule>,
     /// `--tool-drop`: over the configuration's `[decision] tool-drop`.
     pub tool_drop: Option<tdqs_core::arith::Tenths>,
+    /// `--max-listing-growth`: over the configuration's `[decision] max-listing-growth`
+    /// (percent of the base listing's tokens the head may add without a TDQS gain).
+    pub max_listing_growth: Option<u32>,
     /// `--full-report`: list every tool in the report, however many (otherwise a large server's
     /// unchanged tools are summarised, see `tdqs_core::report::summary`).
     pub full_report: bool,

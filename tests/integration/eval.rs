@@ -671,6 +671,7 @@ pub(crate) mod gate_check {
             share_identical: true,
             decision_rule: None,
             tool_drop: None,
+            max_listing_growth: None,
             full_report: false,
             settings_rev: None,
             settings_file: None,
@@ -778,6 +779,7 @@ pub(crate) mod gate_check {
             judge: gate_opts.judge,
             decision_rule: gate_opts.decision_rule,
             tool_drop: gate_opts.tool_drop,
+            max_listing_growth: None,
             settings_rev: gate_opts.settings_rev,
         };
         let rechecked =

@@ -208,6 +208,7 @@ impl Setup {
             share_identical: true,
             decision_rule: None,
             tool_drop: None,
+            max_listing_growth: None,
             full_report: false,
             settings_rev: None,
             settings_file: None,

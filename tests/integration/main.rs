@@ -7,6 +7,7 @@ mod calibrate;
 mod check_refuses_weaker_rules;
 mod claude_code;
 mod command_line;
+mod cost_and_forecast;
 mod digest;
 mod eval;
 mod eval_judges;

@@ -3,7 +3,7 @@
 //!
 //! The modules follow the data flow of one run, and each only imports modules before it:
 //!
-//! arithmetic and rubric vocabulary → export data → digest → spec (pins, prompts, signals) →
+//! arithmetic and rubric vocabulary → export data → digest → cost (tokens of the listing) → spec (pins, prompts, signals) →
 //! judge questions and answers → selection eval (`eval`, with the word measure `overlap` it
 //! shares with lint) → score → decide → report
 //!
@@ -14,6 +14,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod arith;
+pub mod cost;
 pub mod decide;
 pub mod digest;
 pub mod error;

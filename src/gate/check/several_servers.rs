@@ -87,6 +87,14 @@ pub(super) async fn check_monorepo(
             &settings.label(),
         )
         .map_err(|e| e.context(format!("server `{}`", server.name)))?;
+        super::growth::required_growth(
+            &server.report,
+            current
+                .max_listing_growth
+                .or(config.as_ref().and_then(|c| c.decision.max_listing_growth)),
+            &settings.label(),
+        )
+        .map_err(|e| e.context(format!("server `{}`", server.name)))?;
     }
     every_configured_server(report, config.as_ref(), &opts.server, &settings.label())?;
     if let (SideSource::ExportDir(_), SideSource::ExportDir(_)) = (&current.base, &current.head) {
@@ -132,6 +140,8 @@ pub(super) async fn check_monorepo(
             .map_err(|e| e.context(&context))?;
         fresh_exports_match(&server.report, &pins, &b.export, &h.export)
             .await
+            .map_err(|e| e.context(&context))?;
+        super::growth::cost_matches(&server.report, &b.export, &h.export)
             .map_err(|e| e.context(&context))?;
     }
     Ok(())
@@ -200,6 +210,8 @@ async fn check_from_folders(
         .map_err(|e| e.context(&context))?;
         fresh_exports_match(&server.report, pins, &b.export, &h.export)
             .await
+            .map_err(|e| e.context(&context))?;
+        super::growth::cost_matches(&server.report, &b.export, &h.export)
             .map_err(|e| e.context(&context))?;
     }
     Ok(())

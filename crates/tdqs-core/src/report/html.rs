@@ -257,7 +257,9 @@ pub fn server_section(report: &Report, table_name: Option<&str>) -> Block {
     if let Some(first) = report.pairs.first() {
         out.push(every_tool(first, omitted_count(report)));
     }
+    out.extend(sections::forecast(report));
     out.extend(sections::size(report));
+    out.extend(sections::cost(report));
     out.extend(sections::warnings(report));
     out.push(sections::footer(report));
     Block::Group {

@@ -85,7 +85,9 @@ pub fn page(report: &Report) -> Vec<Block> {
     if let Some(suggestions) = &report.suggestions {
         out.extend(super::suggestions::blocks(suggestions, 3));
     }
+    out.extend(sections::forecast(report));
     out.extend(sections::size(report));
+    out.extend(sections::cost(report));
     out.extend(sections::warnings(report));
     out.push(sections::footer(report));
     out

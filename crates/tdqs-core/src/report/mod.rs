@@ -11,6 +11,7 @@ pub mod badge;
 pub mod causes;
 pub mod changed;
 pub mod doc;
+pub mod forecast;
 pub mod html;
 mod html_eval;
 pub mod markdown;

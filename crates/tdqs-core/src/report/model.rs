@@ -287,6 +287,18 @@ pub struct Report {
     /// offered. Absent when not asked for or when no tool fell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggestions: Option<crate::suggest::Suggestions>,
+    /// What the definitions cost in a model's context: tokens (with the tokenizer named) and
+    /// bytes of each definition and of the listing, and TDQS per 1,000 tokens. Absent when
+    /// either side could not be exported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CostComparison>,
+    /// The opt-in growth rule (`[decision] max-listing-growth`), when it was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth_rule: Option<crate::cost::GrowthRule>,
+    /// What a TDQS registry would show after the merge, from the first scored pair. Absent when
+    /// nothing was scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<super::forecast::Forecast>,
 }
 
 /// One side scored once (`tdqs-gate score`).

@@ -276,3 +276,237 @@ pub(crate) fn footer(report: &Report) -> Block {
         [words(work), code(digest), generator],
     ))
 }
+
+/// A score with its tier, or a dash.
+fn scored(score: Option<Tenths>, tier: Option<crate::arith::Tier>) -> String {
+    match (score, tier) {
+        (Some(s), Some(t)) => format!("{s} ({t})"),
+        (Some(s), None) => s.to_string(),
+        _ => "–".to_string(),
+    }
+}
+
+/// A signed change of two optional scores, or a dash.
+fn change(base: Option<Tenths>, head: Option<Tenths>) -> String {
+    match (base, head) {
+        (Some(b), Some(h)) if h.0 >= b.0 => format!("+{}", Tenths(h.0 - b.0)),
+        (Some(b), Some(h)) => Tenths(h.0 - b.0).to_string(),
+        _ => "–".to_string(),
+    }
+}
+
+/// The registry forecast: the head's server score, tier and lowest tools as a registry's
+/// published aggregation gives them, against the base's.
+pub(crate) fn forecast(report: &Report) -> Vec<Block> {
+    let Some(f) = &report.forecast else {
+        return Vec::new();
+    };
+    let (b, h) = (&f.before, &f.after_merge);
+    let mut table = Table::new(vec![
+        column("Registry figure", Align::Left),
+        column("Base", Align::Right),
+        column("After merge", Align::Right),
+        column("Change", Align::Right),
+    ])
+    .with_attrs(Attrs::class("forecast"));
+    let line = |label: &'static str, bs: String, hs: String, ch: String| {
+        doc::row([
+            vec![words(label)],
+            vec![text(bs)],
+            vec![text(hs)],
+            vec![text(ch)],
+        ])
+    };
+    table.rows = vec![
+        line(
+            "Server score",
+            scored(b.overall_score, b.overall_tier),
+            scored(h.overall_score, h.overall_tier),
+            change(b.overall_score, h.overall_score),
+        ),
+        line(
+            "Tool definition quality",
+            scored(b.description_quality_score, b.description_quality_tier),
+            scored(h.description_quality_score, h.description_quality_tier),
+            change(b.description_quality_score, h.description_quality_score),
+        ),
+        line(
+            "Server coherence",
+            scored(Some(b.coherence_score), Some(b.coherence_tier)),
+            scored(Some(h.coherence_score), Some(h.coherence_tier)),
+            change(Some(b.coherence_score), Some(h.coherence_score)),
+        ),
+        line(
+            "Mean TDQS",
+            opt(b.mean_tdqs),
+            opt(h.mean_tdqs),
+            change(b.mean_tdqs, h.mean_tdqs),
+        ),
+        line(
+            "Lowest TDQS",
+            opt(b.min_tdqs),
+            opt(h.min_tdqs),
+            change(b.min_tdqs, h.min_tdqs),
+        ),
+    ];
+    let intro = fill(
+        "{}: what a TDQS registry would show for {} after the merge, from this run's first pair \
+         aggregated with the specification's rollups (server score = 70 % tool definition \
+         quality + 30 % coherence; quality = 60 % mean + 40 % lowest tool). The registry's own \
+         judge gives its own numbers.",
+        [strong(vec![words("Forecast")]), code(&f.server_name)],
+    );
+    let lowest = joined(
+        f.lowest_tools.iter().map(|t| {
+            let mut item = vec![code(&t.tool), text(format!(" {} ({})", t.tdqs, t.tier))];
+            match t.base_tdqs {
+                Some(base) if base != t.tdqs => item.push(text(format!(", base {base}"))),
+                Some(_) => {}
+                None => item.push(words(", new")),
+            }
+            item
+        }),
+        "; ",
+    );
+    let mut out = vec![
+        doc::heading(3, vec![words("Registry forecast")]),
+        paragraph(intro),
+        Block::Table(table),
+    ];
+    if !f.lowest_tools.is_empty() {
+        let mut line = vec![words("Lowest tools after the merge: ")];
+        line.extend(lowest);
+        line.push(words("."));
+        out.push(paragraph(line));
+    }
+    out
+}
+
+/// A float as a report shows it: no trailing `.0` noise beyond what was rounded.
+fn figure(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".to_string(), |v| v.to_string())
+}
+
+/// Most per-tool rows the cost section lists (the tools whose definitions' tokens changed most).
+const COST_ROWS: usize = 20;
+
+/// What the definitions cost: tokens and bytes of the listing, TDQS per 1,000 tokens, the tools
+/// whose definitions changed size, and the growth rule when it was set.
+pub(crate) fn cost(report: &Report) -> Vec<Block> {
+    let Some(c) = &report.cost else {
+        return Vec::new();
+    };
+    let (b, h) = (&c.base, &c.head);
+    let mut table = Table::new(vec![
+        column("Measure", Align::Left),
+        column("Base", Align::Right),
+        column("Head", Align::Right),
+        column("Change", Align::Right),
+    ])
+    .with_attrs(Attrs::class("cost"));
+    let growth = c
+        .listing_growth_percent
+        .map(|p| format!(" ({p:+}%)"))
+        .unwrap_or_default();
+    table.rows = vec![
+        doc::row([
+            vec![words("Listing tokens")],
+            vec![num(b.listing.tokens)],
+            vec![num(h.listing.tokens)],
+            vec![text(format!("{:+}{growth}", c.listing_tokens_change))],
+        ]),
+        doc::row([
+            vec![words("Listing bytes")],
+            vec![num(b.listing.bytes)],
+            vec![num(h.listing.bytes)],
+            vec![text(format!("{:+}", c.listing_bytes_change))],
+        ]),
+        doc::row([
+            vec![words("TDQS per 1k tokens")],
+            vec![text(figure(b.tdqs_per_1k_tokens))],
+            vec![text(figure(h.tdqs_per_1k_tokens))],
+            vec![words("")],
+        ]),
+    ];
+    let intro = fill(
+        "Tokens by the {} tokenizer, each definition and the whole {} array as compact JSON. \
+         Claude's tokenizer is not public: for a Claude model these counts are an approximation.",
+        [code(&c.tokenizer), code("tools")],
+    );
+    let mut out = vec![
+        doc::heading(3, vec![words("What the definitions cost")]),
+        paragraph(intro),
+        Block::Table(table),
+    ];
+    let mut moved: Vec<(&String, Option<u64>, Option<u64>)> = b
+        .tools
+        .keys()
+        .chain(h.tools.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|n| {
+            (
+                n,
+                b.tools.get(n).map(|t| t.tokens),
+                h.tools.get(n).map(|t| t.tokens),
+            )
+        })
+        .filter(|(_, bt, ht)| bt != ht)
+        .collect();
+    let delta = |bt: Option<u64>, ht: Option<u64>| ht.unwrap_or(0) as i64 - bt.unwrap_or(0) as i64;
+    moved.sort_by(|x, y| {
+        delta(y.1, y.2)
+            .abs()
+            .cmp(&delta(x.1, x.2).abs())
+            .then_with(|| x.0.cmp(y.0))
+    });
+    if !moved.is_empty() {
+        let mut tools = Table::new(vec![
+            column("Tool", Align::Left),
+            column("Base tokens", Align::Right),
+            column("Head tokens", Align::Right),
+            column("Change", Align::Right),
+            column("Head TDQS per 1k tokens", Align::Right),
+        ])
+        .with_attrs(Attrs::class("cost-tools"));
+        let count = |t: Option<u64>| t.map_or_else(|| "–".to_string(), |t| t.to_string());
+        tools.rows = moved
+            .iter()
+            .take(COST_ROWS)
+            .map(|(name, bt, ht)| {
+                doc::row([
+                    vec![code(name.as_str())],
+                    vec![text(count(*bt))],
+                    vec![text(count(*ht))],
+                    vec![text(format!("{:+}", delta(*bt, *ht)))],
+                    vec![text(figure(
+                        h.tools.get(*name).and_then(|t| t.tdqs_per_1k_tokens),
+                    ))],
+                ])
+            })
+            .collect();
+        out.push(Block::Table(tools));
+        if moved.len() > COST_ROWS {
+            out.push(paragraph(vec![text(format!(
+                "{} more tools changed size; the JSON report lists every one.",
+                moved.len() - COST_ROWS
+            ))]));
+        }
+    }
+    if let Some(rule) = &report.growth_rule {
+        let state = if !rule.applied {
+            "not applied (nothing was scored, or the base lists nothing)".to_string()
+        } else if rule.blocks {
+            "BLOCK: the listing grew by more than that with no TDQS gain".to_string()
+        } else if rule.over {
+            "the listing grew by more than that, with a TDQS gain: allowed".to_string()
+        } else {
+            "within the limit".to_string()
+        };
+        out.push(paragraph(vec![text(format!(
+            "Growth rule: at most {}% more listing tokens without a TDQS gain; {state}.",
+            rule.max_growth_percent
+        ))]));
+    }
+    out
+}

@@ -13,7 +13,8 @@
 //!   of their full entries: the rollups and the decision recompute exactly from it;
 //! - the exports keep `setHash` and the side totals (`size.descriptionCharacters`,
 //!   `size.toolsListBytes`), and list only the listed tools in `tools`, `hashes`, `inputHashes`
-//!   and `size.definitionBytes`; `changes.unchanged` names only the unchanged tools still listed.
+//!   and `size.definitionBytes`; `changes.unchanged` names only the unchanged tools still listed;
+//!   `cost` keeps both listings' totals and lists only the listed tools' definitions.
 //!
 //! Reports of servers with at most [`LIST_EVERY_TOOL_UP_TO`] tools on each side list every tool,
 //! and `--full-report` lists every tool whatever the size.
@@ -173,6 +174,12 @@ pub fn summarise(report: &mut Report) {
         size.delta
             .definition_bytes
             .retain(|name, _| !names.contains(name));
+    }
+    if let Some(cost) = report.cost.as_mut() {
+        // The listing totals keep counting every tool; only the per-tool entries go.
+        for side in [&mut cost.base, &mut cost.head] {
+            side.tools.retain(|name, _| !names.contains(name));
+        }
     }
     if let Some(changes) = report.changes.as_mut() {
         changes.unchanged.retain(|name| !names.contains(name));
