@@ -1,9 +1,10 @@
 //! The gate: ties revisions, exports, digests, the judge and the decision together.
 //!
-//! Order matters for cost: the judge is built (credentials read, CLI found) before any export,
-//! but its failure only matters once the definitions are known to differ. Its preflight (which
-//! runs the CLI) waits until then too: equal set hashes PASS without starting the judge's
-//! program, with no model call and no prompt fetch.
+//! Order matters for cost: the judge is built (credentials read, CLI found) and its preflight
+//! run (the CLI's version and login) before any export, so a judge that cannot run fails in
+//! seconds rather than after minutes of setup. In CI that failure is held until the definitions
+//! are known to differ (a fork's pull request has no secrets). Equal set hashes PASS with no
+//! model call and no prompt fetch.
 
 pub mod base_settings;
 pub mod check;
@@ -501,14 +502,14 @@ async fn run_inner(
     draft: &mut Draft,
     trees: Option<sides::Trees>,
 ) -> Result<Decided, Error> {
-    // The judge is built first (cheap, runs nothing); its failure is held until a model is known
-    // to be needed.
+    // The judge is built now and checked before any setup or export (seconds, where they take
+    // minutes).
     let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &draft.pins));
 
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));
-    let (base, head) = sides::obtain_from(trees, opts, progress.as_ref()).await?;
+    let (base, head) = sides::obtain_from(trees, opts, progress.as_ref(), Some(&mut judge)).await?;
     let unchanged = record_sides(draft, base, head)?;
     if !unchanged {
         // A listing that changes from start to start would be scored as a change: export each
@@ -521,6 +522,26 @@ async fn run_inner(
         check_stable(draft, &base_again, &head_again)?;
     }
     decide_recorded(opts, progress, draft, unchanged, &mut judge).await
+}
+
+/// Checks the judge before any export. Outside CI a judge that cannot run ends the run at once,
+/// naming the offline path. In CI its failure is held until the definitions are known to differ:
+/// a pull request from a fork gets no secrets, and its unchanged definitions must still pass.
+pub(crate) async fn check_judge_first(
+    judge: &mut JudgeSlot,
+    progress: &dyn Progress,
+) -> Result<(), Error> {
+    match judge.check_first().await {
+        Ok(()) => Ok(()),
+        Err(e) if crate::platform::sandbox::in_ci(&|name| std::env::var(name).ok()) => {
+            progress.event(ProgressEvent::Note(format!(
+                "{} (in CI this fails the run only if the definitions changed)",
+                e.summary()
+            )));
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Records both sides' exports and warnings in the draft; true when their definitions are equal.

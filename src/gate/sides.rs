@@ -519,14 +519,16 @@ pub(crate) async fn obtain(
     opts: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<(SideExport, SideExport), Error> {
-    obtain_from(None, opts, progress).await
+    obtain_from(None, opts, progress, None).await
 }
 
-/// Both sides' exports, from trees already checked out when given.
+/// Both sides' exports, from trees already checked out when given. `judge`, when given, is
+/// checked once the launch plans are known to be valid and before any setup or export runs.
 pub(super) async fn obtain_from(
     trees: Option<Trees>,
     opts: &GateOptions,
     progress: &dyn Progress,
+    judge: Option<&mut crate::score::session::JudgeSlot>,
 ) -> Result<(SideExport, SideExport), Error> {
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
@@ -580,6 +582,9 @@ pub(super) async fn obtain_from(
                 ) {
                     return Err(fixed_url_error(url, plan.origin()));
                 }
+            }
+            if let Some(judge) = judge {
+                super::check_judge_first(judge, progress).await?;
             }
             let (probe, decision) = (plans.probe.clone(), plans.decision);
             let blind = match (&head_side, &plans.head) {

@@ -19,6 +19,7 @@ mod http_export;
 mod http_gate;
 mod http_judges;
 mod http_stub;
+mod judge_checked_first;
 mod launch;
 mod lint;
 mod lint_corpus;
