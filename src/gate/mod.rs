@@ -352,6 +352,7 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         }
     }
     let mut draft = Draft::new(pins);
+    draft.warnings.extend(uncommitted_head_note(opts));
     let decided = match run_inner(opts, Arc::clone(&progress), &mut draft, trees).await {
         Ok(decided) => selection_check(opts, progress.as_ref(), &mut draft, decided).await,
         Err(e) => Err(e),
@@ -522,6 +523,29 @@ async fn run_inner(
         check_stable(draft, &base_again, &head_again)?;
     }
     decide_recorded(opts, progress, draft, unchanged, &mut judge).await
+}
+
+/// The note of a run whose `--head REV` is the commit checked out in the working tree while the
+/// tree has uncommitted changes: the commit was gated, the changes were not, and a PASS on
+/// unchanged definitions says nothing about them.
+pub(crate) fn uncommitted_head_note(opts: &GateOptions) -> Option<String> {
+    let SideSource::Revision(rev) = &opts.head else {
+        return None;
+    };
+    let repo = crate::revision::Repo::open_without_pruning(opts.repo.as_deref()).ok()?;
+    let head = repo.resolve(rev).ok()?;
+    let tree = repo.describe_working_tree().ok()?;
+    if tree.commit.as_deref() != Some(head.as_str()) || !tree.is_dirty() {
+        return None;
+    }
+    let changes = match tree.changed_paths {
+        1 => "1 uncommitted change".to_string(),
+        n => format!("{n} uncommitted changes"),
+    };
+    Some(format!(
+        "the working tree differs from the head and was not gated: `--head {rev}` is the commit          checked out here ({}), and the working tree has {changes} on top of it; omit --head to          gate the working tree as it is",
+        head.get(..12).unwrap_or(&head)
+    ))
 }
 
 /// Checks the judge before any export. Outside CI a judge that cannot run ends the run at once,

@@ -163,6 +163,7 @@ pub(super) async fn run(
             &base_label,
         ),
     };
+    let head_note = super::uncommitted_head_note(opts);
     let mut servers = Vec::with_capacity(targets.len());
     for target in &targets {
         progress.event(ProgressEvent::Note(format!(
@@ -170,6 +171,7 @@ pub(super) async fn run(
             target.name
         )));
         let mut draft = Draft::new(pins.clone());
+        draft.warnings.extend(head_note.clone());
         draft.settings_changed = run.settings_changed.clone();
         let decided = one_server(
             opts,

@@ -369,6 +369,14 @@ pub(super) async fn export_in(
     let run_root = scratch
         .as_ref()
         .map_or_else(|| side.root.clone(), |copy| copy.root().to_path_buf());
+    progress.event(ProgressEvent::Note(format!(
+        "{side_name}: {}",
+        if plan.has_setup() {
+            "running the setup commands, then starting the server"
+        } else {
+            "starting the server and listing its tools"
+        }
+    )));
     let result = async {
         let mut spec = plan.for_side(&run_root)?;
         let sandbox = crate::export::process::confine(

@@ -41,5 +41,6 @@ mod setup_commands;
 mod source_locations;
 mod spec;
 mod static_judge_edits;
+mod stderr_during_a_run;
 mod support;
 mod untrusted_text_and_files;

@@ -34,7 +34,7 @@ fn verbose_runs_show_each_setup_command_and_its_time() {
             format!("tdqs-gate: {side} setup 1/2: `sh -c 'echo building'` finished after ");
         assert!(run.stderr.contains(&finished), "{}", run.describe());
     }
-    // Without -v the lines stay out of the way.
+    // Without -v only short lines without the command's text (see stderr_during_a_run.rs).
     let quiet = setup.gate(&[]);
     quiet.assert_code(0);
     assert!(!quiet.stderr.contains("setup 1/2"), "{}", quiet.describe());
