@@ -204,3 +204,22 @@ fn reproduce_lines_carry_the_configured_environment_without_secrets() {
     );
     assert!(sh(cleanup).status.success(), "{cleanup}");
 }
+
+#[test]
+fn a_failed_setup_command_names_its_own_line_of_tdqs_gate_toml() {
+    let setup = with_setup("setup = [\n  \"true\",\n  \"sh -c 'exit 4'\",\n]\n");
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    // Line 2 is `command`; the failing setup command is the array's second entry, on line 5.
+    assert!(
+        run.stderr
+            .contains("tdqs-gate.toml [server] setup (line 5)"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stderr.contains("command (line 2)"),
+        "{}",
+        run.describe()
+    );
+}
