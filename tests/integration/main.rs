@@ -33,6 +33,7 @@ mod real_corpus_lint;
 mod real_servers;
 mod regression;
 mod release;
+mod report_readability;
 mod report_summary;
 mod revision;
 mod sandbox;

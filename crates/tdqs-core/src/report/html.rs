@@ -546,18 +546,43 @@ fn causes_blocks(causes: &Causes) -> Vec<Block> {
         );
         let fall = words(format!(" {} → {} ", t.base, t.head));
         let mut blocks = vec![paragraph(vec![strong(vec![code(&t.tool)]), fall, cost])];
+        let deleted = t
+            .change
+            .as_ref()
+            .is_some_and(super::changed::ToolChange::description_deleted);
+        if deleted {
+            // One fix first, instead of the same generic line under every dimension.
+            blocks.push(paragraph_with(
+                Attrs::class("fix-first"),
+                vec![strong(vec![words(super::changed::DESCRIPTION_DELETED_FIX)])],
+            ));
+        }
         if !t.dimensions.is_empty() {
-            blocks.push(doc::list(t.dimensions.iter().map(|d| {
-                let mut item = vec![
-                    words(format!("{} {} → {}: ", d.dimension.label(), d.base, d.head)),
-                    text(&d.justification),
-                ];
-                if !d.fix.is_empty() {
-                    item.push(words(" "));
-                    item.push(span("note", vec![words("Fix: "), text(&d.fix)]));
-                }
-                item
-            })));
+            // Dimensions the judge explained with the same words share one line.
+            blocks.push(doc::list(
+                t.dimensions
+                    .chunk_by(|a, b| a.justification == b.justification)
+                    .map(|group| {
+                        let fell: Vec<String> = group
+                            .iter()
+                            .map(|d| format!("{} {} → {}", d.dimension.label(), d.base, d.head))
+                            .collect();
+                        let mut item = vec![
+                            words(format!("{}: ", fell.join(", "))),
+                            text(&group[0].justification),
+                        ];
+                        for d in group.iter().filter(|d| !deleted && !d.fix.is_empty()) {
+                            item.push(words(" "));
+                            let label = if group.len() > 1 {
+                                format!("Fix {}: ", d.dimension.label())
+                            } else {
+                                "Fix: ".to_string()
+                            };
+                            item.push(span("note", vec![words(label), text(&d.fix)]));
+                        }
+                        item
+                    }),
+            ));
         }
         if let Some(change) = &t.change {
             blocks.extend(change_blocks(change));
