@@ -51,6 +51,9 @@ table{border-collapse:collapse;margin:8px 0}\
 th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}\
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\
 tr.decided td{font-weight:600;background:#f6f8fa}\
+td.decision[data-verdict=pass]{background:#dafbe1;color:#116329;font-weight:600}\
+td.decision[data-verdict=block]{background:#ffebe9;color:#82071e;font-weight:600}\
+td.decision[data-verdict=invalid]{background:#fff8c5;color:#7d4e00;font-weight:600}\
 svg{display:block;max-width:100%;height:auto;margin:8px 0}\
 svg text{font:12px system-ui,sans-serif;fill:#1f2328}\
 svg text.small{font-size:10px;fill:#59636e}\
@@ -167,11 +170,19 @@ pub fn render_monorepo(report: &MonorepoReport) -> String {
             column("reason", Align::Left),
         ]);
         table.grouped = false;
-        for s in &report.servers {
-            let (name, verdict) = (vec![code(&s.name)], vec![num(s.report.decision)]);
-            table
-                .rows
-                .push(doc::row([name, verdict, marked(&s.report.reason)]));
+        for s in super::monorepo::failing_first(&report.servers) {
+            let verdict = Cell {
+                tone: Some(s.report.decision),
+                ..Cell::new(vec![num(s.report.decision)])
+            };
+            table.rows.push(Row {
+                attrs: Attrs::none(),
+                cells: vec![
+                    Cell::new(vec![code(&s.name)]),
+                    verdict,
+                    Cell::new(marked(&s.report.reason)),
+                ],
+            });
         }
         overview.push(Block::Table(table));
     }
@@ -181,9 +192,8 @@ pub fn render_monorepo(report: &MonorepoReport) -> String {
         blocks: overview,
     }];
     blocks.extend(
-        report
-            .servers
-            .iter()
+        super::monorepo::failing_first(&report.servers)
+            .into_iter()
             .map(|server| server_section(&server.report, Some(&server.name))),
     );
     let title = format!("Tool definition score: {}", report.decision);
