@@ -223,3 +223,19 @@ fn a_failed_setup_command_names_its_own_line_of_tdqs_gate_toml() {
         run.describe()
     );
 }
+
+/// npm reads every `npm_config_*` variable and warns about each it does not know: the package
+/// cache must give it only its own (pnpm's store has a variable npm does not read).
+#[test]
+fn npm_in_a_setup_command_gets_its_cache_and_no_unknown_config_warning() {
+    let setup = with_setup("setup = [\"sh -c 'npm config get cache 2>&1; exit 3'\"]\n");
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    // The failing command's output tail is in the error: npm's own answer, and no warning.
+    assert!(run.stderr.contains("packages/npm"), "{}", run.describe());
+    assert!(
+        !run.stderr.contains("Unknown env config"),
+        "{}",
+        run.describe()
+    );
+}
