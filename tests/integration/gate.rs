@@ -634,10 +634,18 @@ fn each_invalid_row_of_the_result_table_is_exit_2_with_a_report() {
             "{what}: {}",
             run.describe()
         );
-        assert!(
-            report["base"].is_object() && report["head"].is_object(),
-            "{what}"
-        );
+        if what == "no token" {
+            // A judge that cannot run is found before any export (outside CI).
+            assert!(
+                report["base"].is_null() && report["head"].is_null(),
+                "{what}"
+            );
+        } else {
+            assert!(
+                report["base"].is_object() && report["head"].is_object(),
+                "{what}"
+            );
+        }
     }
     assert!(tampered_spec.request_count() >= 1);
 }
