@@ -149,6 +149,8 @@ pub struct ServerConfig {
     pub command: Option<Vec<String>>,
     /// Line of `command` in the file, for messages.
     pub command_line: Option<usize>,
+    /// Line of each `setup` command in the file (parallel to `setup`), for messages.
+    pub setup_lines: Vec<usize>,
     /// Variables set for the server (and setup commands), over the built environment.
     pub env: BTreeMap<String, String>,
     /// Working directory; relative paths are relative to the side's tree.
@@ -184,6 +186,7 @@ impl Default for ServerConfig {
         ServerConfig {
             command: None,
             command_line: None,
+            setup_lines: Vec::new(),
             env: BTreeMap::new(),
             cwd: None,
             setup: Vec::new(),
@@ -767,16 +770,20 @@ fn convert_server(raw: RawServer, text: &str, path: &Path) -> Result<ServerConfi
             pass_env.push(name.into_inner());
         }
     }
-    let setup = raw
-        .setup
-        .unwrap_or_default()
+    let raw_setup = raw.setup.unwrap_or_default();
+    let setup = raw_setup
         .iter()
         .enumerate()
         .map(|(i, command)| command_words(command, text, path, &format!("setup command {}", i + 1)))
         .collect::<Result<Vec<_>>>()?;
+    let setup_lines = raw_setup
+        .iter()
+        .map(|command| line_and_column(text, command.span().start).0)
+        .collect();
     Ok(ServerConfig {
         command,
         command_line,
+        setup_lines,
         env,
         cwd: raw.cwd,
         setup,

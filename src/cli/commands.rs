@@ -277,6 +277,19 @@ pub(super) fn print_outcome(outcome: gate::Outcome, verbosity: Verbosity) -> Ver
             let _ = writeln!(std::io::stderr(), "{}", redact(&text));
         }
     }
+    // The report's warnings (a line the server printed outside the protocol, a server killed
+    // after its grace, a working tree that was not gated) are said here too, not only in files.
+    for warning in outcome.report.iter().flat_map(|r| &r.warnings) {
+        say(verbosity, &format!("tdqs-gate: warning: {warning}"));
+    }
+    for server in outcome.monorepo.iter().flat_map(|r| &r.servers) {
+        for warning in &server.report.warnings {
+            say(
+                verbosity,
+                &format!("tdqs-gate: server `{}`: warning: {warning}", server.name),
+            );
+        }
+    }
     if let Some(w) = &outcome.written {
         say(
             verbosity,

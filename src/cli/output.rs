@@ -105,6 +105,10 @@ impl Progress for StderrProgress {
             ProgressEvent::Setup { side, event } => {
                 if self.verbosity == Verbosity::Verbose {
                     self.line(&setup_line(&side, &event));
+                } else {
+                    // A setup command (npm ci, pip install) can take minutes: say which one runs
+                    // on each side, without its text (that is `-v`'s).
+                    self.line(&short_setup_line(&side, &event));
                 }
             }
             ProgressEvent::Retrying {
@@ -136,6 +140,27 @@ pub(crate) fn setup_line(side: &str, event: &SetupEvent) -> String {
             ok,
         } => format!(
             "tdqs-gate: {side} setup {index}/{total}: `{command}` {} after {:.1} s",
+            if *ok { "finished" } else { "FAILED" },
+            elapsed.as_secs_f64()
+        ),
+    }
+}
+
+/// One short line for a setup command starting or ending (without `-v`): the side, the
+/// command's number and, at its end, its time.
+pub(crate) fn short_setup_line(side: &str, event: &SetupEvent) -> String {
+    match event {
+        SetupEvent::Started { index, total, .. } => {
+            format!("tdqs-gate: {side}: setup command {index} of {total} running")
+        }
+        SetupEvent::Finished {
+            index,
+            total,
+            elapsed,
+            ok,
+            ..
+        } => format!(
+            "tdqs-gate: {side}: setup command {index} of {total} {} after {:.1} s",
             if *ok { "finished" } else { "FAILED" },
             elapsed.as_secs_f64()
         ),

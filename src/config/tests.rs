@@ -28,6 +28,8 @@ pass-env = ["UV_CACHE_DIR", "UV_CACHE_DIR", "NPM_CONFIG_CACHE"]
         Some(&["python", "-m", "my server", "--flag"].map(String::from)[..])
     );
     assert_eq!(server.command_line, Some(3));
+    // Both setup commands are on line 6, the `setup` line.
+    assert_eq!(server.setup_lines, vec![6, 6]);
     assert_eq!(
         server.env.get("PYTHONPATH").map(String::as_str),
         Some("{root}/src")

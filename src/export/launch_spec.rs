@@ -12,6 +12,10 @@ use tdqs_core::export::ExportLimits;
 pub struct SetupCommand {
     pub program: String,
     pub args: Vec<String>,
+    /// Where it is configured, for messages (`tdqs-gate.toml [server] setup (line 4)`); `None`
+    /// falls back to the spec's origin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// Everything needed to start one side's server; produced by [`crate::export::launch`].

@@ -288,7 +288,12 @@ fn base_command(spec: &LaunchSpec, program: &str, args: &[String], setup: bool) 
     command
 }
 
-fn spawn_error(spec: &LaunchSpec, what: &str, program: &str, err: &io::Error) -> Error {
+fn spawn_error(
+    spec: &LaunchSpec,
+    (what, origin): (&str, &str),
+    program: &str,
+    err: &io::Error,
+) -> Error {
     let advice = match err.kind() {
         io::ErrorKind::NotFound if !spec.cwd.is_dir() => format!(
             "the working directory {} does not exist; fix `cwd` of the server configuration",
@@ -310,10 +315,7 @@ fn spawn_error(spec: &LaunchSpec, what: &str, program: &str, err: &io::Error) ->
     };
     let error = Error::new(
         Stage::Export,
-        format!(
-            "could not start {what} `{program}` (from {}): {err}",
-            spec.origin
-        ),
+        format!("could not start {what} `{program}` (from {origin}): {err}"),
     )
     .with_advice(advice)
     .with_reproduce(reproduce_line(spec, program, &[]));
@@ -453,8 +455,9 @@ impl ServerProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut process = OwnedChild::spawn(&mut command)
-            .map_err(|err| spawn_error(spec, "the MCP server", &spec.program, &err))?;
+        let mut process = OwnedChild::spawn(&mut command).map_err(|err| {
+            spawn_error(spec, ("the MCP server", &spec.origin), &spec.program, &err)
+        })?;
         let watchdog = spec.sandbox.as_ref().map(|s| s.watch(process.pid()));
         let (Some(stdin), Some(stdout), Some(stderr_pipe)) = process.take_pipes() else {
             return Err(Error::internal(
@@ -655,9 +658,13 @@ pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result
         |pid| spec.sandbox.as_ref().map(|s| s.watch(pid)),
     )
     .await
-    .map_err(|err| spawn_error(spec, "the setup command", &setup.program, &err))?;
+    .map_err(|err| {
+        let origin = setup.origin.as_deref().unwrap_or(&spec.origin);
+        spawn_error(spec, ("the setup command", origin), &setup.program, &err)
+    })?;
 
     let shown = shell_command(&setup.program, &setup.args);
+    let origin = setup.origin.as_deref().unwrap_or(&spec.origin);
     let tail = run.tail.text();
     let fail = |cause: String| {
         Error::new(Stage::Export, cause)
@@ -672,7 +679,7 @@ pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result
         Ended::Exited(status) if status.success() => Ok(()),
         Ended::Exited(status) => Err(fail(format!(
             "setup command `{shown}` (from {}) {}{}",
-            spec.origin,
+            origin,
             describe_status(status),
             match &spec.sandbox {
                 Some(sandbox) if sandbox.tripped() => format!(": {}", sandbox.limit_note()),
@@ -684,7 +691,7 @@ pub(crate) async fn run_setup(spec: &LaunchSpec, setup: &SetupCommand) -> Result
         ))),
         Ended::TimedOut(_) => Err(fail(format!(
             "setup command `{shown}` (from {}) did not finish within {} and was stopped",
-            spec.origin,
+            origin,
             humantime::format_duration(timeout)
         ))
         .with_advice(

@@ -41,6 +41,7 @@ pub(crate) fn merged(settings: Option<&Config>, plan: Option<&Config>) -> Option
                 // The side's launch plan.
                 command: p.command.clone(),
                 command_line: p.command_line,
+                setup_lines: p.setup_lines.clone(),
                 env: p.env.clone(),
                 cwd: p.cwd.clone(),
                 setup: p.setup.clone(),

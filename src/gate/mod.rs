@@ -1,9 +1,10 @@
 //! The gate: ties revisions, exports, digests, the judge and the decision together.
 //!
-//! Order matters for cost: the judge is built (credentials read, CLI found) before any export,
-//! but its failure only matters once the definitions are known to differ. Its preflight (which
-//! runs the CLI) waits until then too: equal set hashes PASS without starting the judge's
-//! program, with no model call and no prompt fetch.
+//! Order matters for cost: the judge is built (credentials read, CLI found) and its preflight
+//! run (the CLI's version and login) before any export, so a judge that cannot run fails in
+//! seconds rather than after minutes of setup. In CI that failure is held until the definitions
+//! are known to differ (a fork's pull request has no secrets). Equal set hashes PASS with no
+//! model call and no prompt fetch.
 
 pub mod base_settings;
 pub mod check;
@@ -367,6 +368,7 @@ pub async fn run(opts: &GateOptions, progress: Arc<dyn Progress>) -> Outcome {
         }
     }
     let mut draft = Draft::new(pins);
+    draft.warnings.extend(uncommitted_head_note(opts));
     let decided = match run_inner(opts, Arc::clone(&progress), &mut draft, trees).await {
         Ok(decided) => after_decision(opts, progress.as_ref(), &mut draft, decided).await,
         Err(e) => Err(e),
@@ -598,8 +600,8 @@ async fn run_inner(
     draft: &mut Draft,
     trees: Option<sides::Trees>,
 ) -> Result<Decided, Error> {
-    // The judge is built first (cheap, runs nothing); its failure is held until a model is known
-    // to be needed.
+    // The judge is built now and checked before any setup or export (seconds, where they take
+    // minutes).
     let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &draft.pins));
 
     progress.event(ProgressEvent::Note(
@@ -609,12 +611,56 @@ async fn run_inner(
     // definitions differ, each side is exported once more before any model call, from the tree
     // its first export set up (no setup command runs twice), and a side that lists differently
     // is refused.
-    let (base, head, again) = sides::obtain_checked(trees, opts, progress.as_ref(), true).await?;
+    let (base, head, again) =
+        sides::obtain_checked(trees, opts, progress.as_ref(), true, Some(&mut judge)).await?;
     let unchanged = record_sides(draft, base, head)?;
     if let Some((base_again, head_again)) = &again {
         check_stable(draft, base_again, head_again)?;
     }
     decide_recorded(opts, progress, draft, unchanged, &mut judge).await
+}
+
+/// The note of a run whose `--head REV` is the commit checked out in the working tree while the
+/// tree has uncommitted changes: the commit was gated, the changes were not, and a PASS on
+/// unchanged definitions says nothing about them.
+pub(crate) fn uncommitted_head_note(opts: &GateOptions) -> Option<String> {
+    let SideSource::Revision(rev) = &opts.head else {
+        return None;
+    };
+    let repo = crate::revision::Repo::open_without_pruning(opts.repo.as_deref()).ok()?;
+    let head = repo.resolve(rev).ok()?;
+    let tree = repo.describe_working_tree().ok()?;
+    if tree.commit.as_deref() != Some(head.as_str()) || !tree.is_dirty() {
+        return None;
+    }
+    let changes = match tree.changed_paths {
+        1 => "1 uncommitted change".to_string(),
+        n => format!("{n} uncommitted changes"),
+    };
+    Some(format!(
+        "the working tree differs from the head and was not gated: `--head {rev}` is the commit          checked out here ({}), and the working tree has {changes} on top of it; omit --head to          gate the working tree as it is",
+        head.get(..12).unwrap_or(&head)
+    ))
+}
+
+/// Checks the judge before any export. Outside CI a judge that cannot run ends the run at once,
+/// naming the offline path. In CI its failure is held until the definitions are known to differ:
+/// a pull request from a fork gets no secrets, and its unchanged definitions must still pass.
+pub(crate) async fn check_judge_first(
+    judge: &mut JudgeSlot,
+    progress: &dyn Progress,
+) -> Result<(), Error> {
+    match judge.check_first().await {
+        Ok(()) => Ok(()),
+        Err(e) if crate::platform::sandbox::in_ci(&|name| std::env::var(name).ok()) => {
+            progress.event(ProgressEvent::Note(format!(
+                "{} (in CI this fails the run only if the definitions changed)",
+                e.summary()
+            )));
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Records both sides' exports and warnings in the draft; true when their definitions are equal.

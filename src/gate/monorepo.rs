@@ -5,8 +5,8 @@
 //! The base is checked out once and the head's tree read once for all servers. Each server is
 //! then exported, hashed, scored and decided exactly as a single server is, one server after the
 //! other (both sides of one server at the same time, as for a single server). The judge is
-//! built once and opened (preflight, prompt fetch) only when the first changed server needs it;
-//! later servers share that session, so an unchanged server is PASS with no model call whatever
+//! built and checked (its preflight) once before any export, and opened (prompt fetch) only when
+//! the first changed server needs it; later servers share that session, so an unchanged server is PASS with no model call whatever
 //! the others did. A server that fails is INVALID in its own report and the next server is still
 //! gated; one report holds them all (see [`tdqs_core::report::monorepo`]).
 
@@ -134,6 +134,10 @@ pub(super) async fn run(
         );
     }
     let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &pins));
+    if let Err(e) = super::check_judge_first(&mut judge, progress.as_ref()).await {
+        drop(trees);
+        return failed(opts, e);
+    }
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     let Trees {
         base,
@@ -159,6 +163,7 @@ pub(super) async fn run(
             &base_label,
         ),
     };
+    let head_note = super::uncommitted_head_note(opts);
     let mut servers = Vec::with_capacity(targets.len());
     for target in &targets {
         progress.event(ProgressEvent::Note(format!(
@@ -166,6 +171,7 @@ pub(super) async fn run(
             target.name
         )));
         let mut draft = Draft::new(pins.clone());
+        draft.warnings.extend(head_note.clone());
         draft.settings_changed = run.settings_changed.clone();
         let decided = one_server(
             opts,

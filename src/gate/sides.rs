@@ -411,6 +411,14 @@ pub(super) async fn list_in(
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
     let run_root = tree.root.clone();
+    progress.event(ProgressEvent::Note(format!(
+        "{side_name}: {}",
+        if run_setup && plan.has_setup() {
+            "running the setup commands, then starting the server"
+        } else {
+            "starting the server and listing its tools"
+        }
+    )));
     let result = async {
         let mut spec = plan.for_side(&run_root)?;
         if !run_setup {
@@ -562,16 +570,18 @@ pub(crate) async fn obtain(
     opts: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<(SideExport, SideExport), Error> {
-    obtain_from(None, opts, progress).await
+    obtain_from(None, opts, progress, None).await
 }
 
-/// Both sides' exports, from trees already checked out when given.
+/// Both sides' exports, from trees already checked out when given. `judge`, when given, is
+/// checked once the launch plans are known to be valid and before any setup or export runs.
 pub(super) async fn obtain_from(
     trees: Option<Trees>,
     opts: &GateOptions,
     progress: &dyn Progress,
+    judge: Option<&mut crate::score::session::JudgeSlot>,
 ) -> Result<(SideExport, SideExport), Error> {
-    let (base, head, _) = obtain_checked(trees, opts, progress, false).await?;
+    let (base, head, _) = obtain_checked(trees, opts, progress, false, judge).await?;
     Ok((base, head))
 }
 
@@ -583,6 +593,7 @@ pub(super) async fn obtain_checked(
     opts: &GateOptions,
     progress: &dyn Progress,
     check_stability: bool,
+    judge: Option<&mut crate::score::session::JudgeSlot>,
 ) -> Result<(SideExport, SideExport, Option<(SideExport, SideExport)>), Error> {
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
@@ -641,6 +652,9 @@ pub(super) async fn obtain_checked(
                 ) {
                     return Err(fixed_url_error(url, plan.origin()));
                 }
+            }
+            if let Some(judge) = judge {
+                super::check_judge_first(judge, progress).await?;
             }
             let (probe, decision) = (plans.probe.clone(), plans.decision);
             let blind = match (&head_side, &plans.head) {

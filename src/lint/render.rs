@@ -16,7 +16,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 pub(crate) fn summary_line(report: &LintReport) -> String {
     let (e, w, i) = report.counts();
     let mut line = format!(
-        "{} · {}, {}, {} · average score {}/100",
+        "{} · {}, {}, {} · average scorecard {}/100",
         plural(report.tool_count, "tool", "tools"),
         plural(e, "error", "errors"),
         plural(w, "warning", "warnings"),

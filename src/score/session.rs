@@ -47,13 +47,25 @@ impl ScoringSession {
         progress: Arc<dyn Progress>,
         preflight_context: Option<&str>,
     ) -> Result<ScoringSession, Error> {
-        let mut warnings = judge
+        let warnings = judge
             .preflight()
             .await
             .map_err(|e| match preflight_context {
                 Some(context) => e.context(context),
                 None => e,
             })?;
+        ScoringSession::open_checked(judge, warnings, opts, pins, sharing, progress).await
+    }
+
+    /// [`Self::open`] for a judge whose preflight already ran and gave `warnings`.
+    async fn open_checked(
+        judge: Arc<dyn Judge>,
+        mut warnings: Vec<String>,
+        opts: &JudgeOptions,
+        pins: &Pins,
+        sharing: Sharing,
+        progress: Arc<dyn Progress>,
+    ) -> Result<ScoringSession, Error> {
         let prompts = prompts::load_prompts(opts, pins, judge.as_ref()).await?;
         warnings.extend(prompts.warnings.iter().cloned());
         let scoring = scoring_record(
@@ -91,17 +103,49 @@ impl ScoringSession {
 }
 
 /// The judge of a run, built once and opened (preflight, prompts) at most once, when the first
-/// server whose definitions changed needs it; every later server shares the session.
+/// server whose definitions changed needs it; every later server shares the session. Its
+/// preflight may run earlier, before any export ([`Self::check_first`]).
 pub(crate) struct JudgeSlot {
     judge: Option<Result<Arc<dyn Judge>, Error>>,
+    /// The preflight's result when [`Self::check_first`] ran it.
+    checked: Option<Result<Vec<String>, Error>>,
     session: Option<Result<ScoringSession, Error>>,
 }
+
+/// What a judge that fails before any export is told to do instead: the offline path.
+pub(crate) const OFFLINE_ADVICE: &str =
+    "to gate without a model (offline, deterministic rules), pass `--judge static`";
 
 impl JudgeSlot {
     pub(crate) fn new(judge: Result<Arc<dyn Judge>, Error>) -> JudgeSlot {
         JudgeSlot {
             judge: Some(judge),
+            checked: None,
             session: None,
+        }
+    }
+
+    /// Checks the judge before any export (building it and its preflight: the CLI's version and
+    /// login, or the API's reachability — seconds, where setup and export take minutes).
+    /// Returns the failure, with the offline path added to its advice; the slot keeps it too,
+    /// so a caller that holds it (CI, where a pull request from a fork has no secrets and
+    /// unchanged definitions still pass) meets it again only if a judge is needed.
+    pub(crate) async fn check_first(&mut self) -> Result<(), Error> {
+        let failure = match &self.judge {
+            Some(Err(e)) => Some(e.clone()),
+            Some(Ok(judge)) => {
+                let checked = judge.preflight().await;
+                let failure = checked.as_ref().err().cloned();
+                self.checked = Some(checked);
+                failure
+            }
+            None => None,
+        };
+        match failure {
+            None => Ok(()),
+            Some(e) => Err(with_offline_advice(
+                e.context("the judge was checked before exporting and cannot run"),
+            )),
         }
     }
 
@@ -114,8 +158,20 @@ impl JudgeSlot {
     ) -> Result<&mut ScoringSession, Error> {
         let cannot_run = "the definitions changed and need a judge, but the judge cannot run";
         if self.session.is_none() {
-            let opened = match self.judge.take() {
-                Some(Ok(judge)) => {
+            let opened = match (self.judge.take(), self.checked.take()) {
+                (Some(Ok(_)), Some(Err(e))) => Err(e.context(cannot_run)),
+                (Some(Ok(judge)), Some(Ok(warnings))) => {
+                    ScoringSession::open_checked(
+                        judge,
+                        warnings,
+                        opts,
+                        pins,
+                        sharing,
+                        Arc::clone(progress),
+                    )
+                    .await
+                }
+                (Some(Ok(judge)), None) => {
                     ScoringSession::open(
                         judge,
                         opts,
@@ -126,8 +182,8 @@ impl JudgeSlot {
                     )
                     .await
                 }
-                Some(Err(e)) => Err(e.context(cannot_run)),
-                None => Err(Error::internal("the judge was taken twice")),
+                (Some(Err(e)), _) => Err(e.context(cannot_run)),
+                (None, _) => Err(Error::internal("the judge was taken twice")),
             };
             self.session = Some(opened);
         }
@@ -137,6 +193,15 @@ impl JudgeSlot {
             None => Err(Error::internal("no scoring session")),
         }
     }
+}
+
+/// `e` with [`OFFLINE_ADVICE`] after its own advice.
+fn with_offline_advice(mut e: Error) -> Error {
+    e.advice = Some(match e.advice.take() {
+        Some(advice) => format!("{advice}; {OFFLINE_ADVICE}"),
+        None => OFFLINE_ADVICE.to_string(),
+    });
+    e
 }
 
 /// What the report says about how a run scored.

@@ -879,6 +879,7 @@ fn sh(script: &str) -> SetupCommand {
     SetupCommand {
         program: "/bin/sh".into(),
         args: vec!["-c".into(), script.into()],
+        origin: None,
     }
 }
 

@@ -174,7 +174,7 @@ fn text_output_is_grouped_by_tool_and_ends_with_a_summary() {
     assert_eq!(
         last,
         format!(
-            "10 tools · {e} errors, {w} warnings, {i} info · average score {}/100",
+            "10 tools · {e} errors, {w} warnings, {i} info · average scorecard {}/100",
             lint::scorecard::format_tenths(r.average_tenths)
         )
     );

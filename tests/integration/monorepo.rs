@@ -203,7 +203,8 @@ fn both_unchanged_pass_without_a_model_call() {
     for name in ["api", "web"] {
         assert_unscored_pass(server(&report, name));
     }
-    assert!(!setup.fake.ever_started(), "{:?}", setup.fake.log());
+    // The judge ran its preflight before the exports, and was asked nothing.
+    assert!(setup.fake.calls().is_empty(), "{:?}", setup.fake.log());
     assert_eq!(
         setup.spec.request_count(),
         0,
@@ -313,7 +314,7 @@ fn server_selects_tables_and_unknown_names_are_invalid() {
     let report = run.report();
     assert_schema_valid(&report);
     assert_eq!(names(&report), vec!["web"]);
-    assert!(!setup.fake.ever_started());
+    assert!(setup.fake.calls().is_empty());
 
     let run = setup.gate(&["--server", "nope"]);
     run.assert_code(2);
@@ -481,14 +482,30 @@ fn a_judge_that_cannot_run_fails_only_the_changed_server() {
     let setup = monorepo(TWO_SERVERS);
     api_falls(&setup);
     let missing = setup.work().join("no-such-claude");
-    let run = setup.run(&[
+    let pins = standin_pins();
+    let args = [
         "--base",
         "main",
         "--claude",
         missing.to_str().unwrap(),
         "--pins",
-        standin_pins().to_str().unwrap(),
-    ]);
+        pins.to_str().unwrap(),
+        "--sandbox",
+        "off",
+    ];
+    // Outside CI the judge is checked before any server is exported, and the run stops there.
+    let local = setup.run(&args);
+    local.assert_code(2);
+    assert_eq!(local.report()["servers"], json!([]), "{}", local.describe());
+    assert!(
+        local.stderr.contains("--judge static"),
+        "{}",
+        local.describe()
+    );
+    // In CI (a fork's pull request has no secrets) only the changed server needs the judge.
+    let run = setup.run_with(&args, |c| {
+        c.env("CI", "true");
+    });
     run.assert_code(2);
     let report = run.report();
     assert_schema_valid(&report);

@@ -173,3 +173,45 @@ fn fastmcp_server_with_output_schema_through_the_command_line() {
     );
     lint_and_score(&setup, &path, names.len());
 }
+
+/// Every `from mcp… import …` line the docs show imports in the installed mcp SDK (2.x renamed
+/// `mcp.server.fastmcp`, and a copied example must not fail on its first line).
+#[test]
+fn the_python_imports_the_docs_show_work_with_the_installed_mcp_sdk() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut imports = Vec::new();
+    for page in std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .chain([root.join("README.md")])
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            !text.contains("mcp.server.fastmcp"),
+            "{} imports the module mcp 2.x removed",
+            page.display()
+        );
+        for line in text.lines() {
+            let code = line.trim_start_matches(|c: char| c == '#' || c.is_whitespace());
+            if code.starts_with("from mcp") || code.starts_with("import mcp") {
+                imports.push(code.to_string());
+            }
+        }
+    }
+    assert!(!imports.is_empty(), "the docs show no mcp import to check");
+    for import in imports {
+        let out = std::process::Command::new(&python)
+            .args(["-c", &import])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{import}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

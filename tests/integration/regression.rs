@@ -88,7 +88,8 @@ fn a_secret_cut_by_the_stderr_tail_is_not_half_shown() {
 /// A server detaches a daemon (`setsid`, re-parented to the gate as subreaper). It used to live
 /// until the gate exited — through the judging, the selection check and the report writing — so
 /// it could rewrite files the gate reads or writes next. It is now ended as soon as both
-/// servers have stopped: it never sees the judge start.
+/// servers have stopped: it never sees the judge asked a question (the judge's preflight runs
+/// before any server starts).
 #[test]
 #[cfg(target_os = "linux")]
 fn a_detached_daemon_is_ended_before_the_judge_starts() {
@@ -102,7 +103,7 @@ fn a_detached_daemon_is_ended_before_the_judge_starts() {
     let witness = setup.work().join("witness");
     let judge_log = setup.fake.program().with_file_name("fake-claude.log");
     let daemon = format!(
-        "while :; do if [ -e {log} ]; then echo alive > {witness}; exit 0; fi; sleep 0.005; done",
+        "while :; do if grep -qs kind...call {log}; then echo alive > {witness}; exit 0; fi; sleep 0.005; done",
         log = judge_log.display(),
         witness = witness.display()
     );

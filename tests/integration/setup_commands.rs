@@ -34,7 +34,7 @@ fn verbose_runs_show_each_setup_command_and_its_time() {
             format!("tdqs-gate: {side} setup 1/2: `sh -c 'echo building'` finished after ");
         assert!(run.stderr.contains(&finished), "{}", run.describe());
     }
-    // Without -v the lines stay out of the way.
+    // Without -v only short lines without the command's text (see stderr_during_a_run.rs).
     let quiet = setup.gate(&[]);
     quiet.assert_code(0);
     assert!(!quiet.stderr.contains("setup 1/2"), "{}", quiet.describe());
@@ -235,4 +235,39 @@ fn setup_commands_run_once_per_side_when_the_listing_is_checked_twice() {
     let report = run.report();
     assert_schema_valid(&report);
     assert_eq!(report["decision"], "pass");
+}
+
+#[test]
+fn a_failed_setup_command_names_its_own_line_of_tdqs_gate_toml() {
+    let setup = with_setup("setup = [\n  \"true\",\n  \"sh -c 'exit 4'\",\n]\n");
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    // Line 2 is `command`; the failing setup command is the array's second entry, on line 5.
+    assert!(
+        run.stderr
+            .contains("tdqs-gate.toml [server] setup (line 5)"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stderr.contains("command (line 2)"),
+        "{}",
+        run.describe()
+    );
+}
+
+/// npm reads every `npm_config_*` variable and warns about each it does not know: the package
+/// cache must give it only its own (pnpm's store has a variable npm does not read).
+#[test]
+fn npm_in_a_setup_command_gets_its_cache_and_no_unknown_config_warning() {
+    let setup = with_setup("setup = [\"sh -c 'npm config get cache 2>&1; exit 3'\"]\n");
+    let run = setup.gate(&[]);
+    run.assert_code(2);
+    // The failing command's output tail is in the error: npm's own answer, and no warning.
+    assert!(run.stderr.contains("packages/npm"), "{}", run.describe());
+    assert!(
+        !run.stderr.contains("Unknown env config"),
+        "{}",
+        run.describe()
+    );
 }

@@ -37,6 +37,8 @@ pub struct LaunchPlan {
     /// Manifest env, then configured env (later entries win).
     pub(super) env: Vec<(String, Template)>,
     pub(super) setup: Vec<Vec<Template>>,
+    /// Where each setup command is configured (parallel to `setup`), for messages.
+    pub(super) setup_origins: Vec<String>,
     pub(super) isolate_home: bool,
     /// The persistent package cache root, when used (isolated home, not turned off).
     pub(super) package_cache: Option<PathBuf>,
@@ -107,6 +109,12 @@ impl LaunchPlan {
                     .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<Vec<_>>>()?;
+        let setup_origins = (0..setup.len())
+            .map(|i| match server.setup_lines.get(i) {
+                Some(line) => format!("{config_origin} setup (line {line})"),
+                None => format!("{config_origin} setup"),
+            })
+            .collect();
         let host_env = table.host_env(&mut warnings)?;
         let host_home = HOME_ENV
             .iter()
@@ -122,6 +130,7 @@ impl LaunchPlan {
             cwd,
             env,
             setup,
+            setup_origins,
             isolate_home: server.isolate_home,
             package_cache,
             setup_in_place: server.setup_in_place,
@@ -330,11 +339,13 @@ impl LaunchPlan {
         let setup: Vec<SetupCommand> = self
             .setup
             .iter()
-            .map(|words| {
+            .zip(&self.setup_origins)
+            .map(|(words, origin)| {
                 let words: Vec<String> = words.iter().map(|t| t.render(&root)).collect();
                 SetupCommand {
                     program: words[0].clone(),
                     args: words[1..].to_vec(),
+                    origin: Some(origin.clone()),
                 }
             })
             .collect();
@@ -377,7 +388,10 @@ impl LaunchPlan {
                 &first.program,
                 &spec.cwd,
                 env_path(&spec.env),
-                &format!("{} setup", self.origin),
+                first
+                    .origin
+                    .as_deref()
+                    .unwrap_or(&format!("{} setup", self.origin)),
             )?;
         } else {
             ensure_program(&mut spec)?;

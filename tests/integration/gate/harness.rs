@@ -23,6 +23,7 @@ const SCRUBBED_ENV: &[&str] = &[
     "GITHUB_STEP_SUMMARY",
     "GITHUB_OUTPUT",
     "GITHUB_ACTIONS",
+    "CI",
     "CLAUDE_CODE_OAUTH_TOKEN",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
@@ -341,11 +342,16 @@ impl Setup {
 
     /// The gate with the fake judge: `--base main` plus [`Self::judge_args`] plus `extra`.
     pub fn gate(&self, extra: &[&str]) -> Run {
+        self.gate_with(extra, |_| {})
+    }
+
+    /// [`Self::gate`] with `adjust` applied to the command (an environment variable, …).
+    pub fn gate_with(&self, extra: &[&str], adjust: impl FnOnce(&mut Command)) -> Run {
         let mut args: Vec<String> = vec!["--base".into(), "main".into()];
         args.extend(self.judge_args());
         args.extend(extra.iter().map(|s| s.to_string()));
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        self.run(&refs)
+        self.run_with(&refs, adjust)
     }
 
     pub fn assert_left_nothing(&self, before: &RepoSnapshot, tmp: &Path, run: &Run) {

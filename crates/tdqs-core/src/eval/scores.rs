@@ -126,16 +126,21 @@ pub fn health(errors: usize, warnings: usize, selection_hit: usize, selection_of
     }
 }
 
+/// The health score's lint half is named for what it counts, so it is not read as `tdqs-gate
+/// lint`'s average scorecard (a different figure for the same tools).
+const LINT_LINE: &str = "lint findings";
+const NOT_THE_AVERAGE: &str = "not lint's average scorecard";
+
 impl Health {
     /// The score with both halves beside it.
     pub fn render(&self) -> String {
         match (self.health, self.selection_score) {
             (Some(h), Some(s)) => format!(
-                "Health (toolgauge-style)  {h:>3} / 100\n  lint       {:>3}   {} errors, {} warnings\n  selection  {s:>3}%  {} of {} requests\n",
+                "Health (toolgauge-style)  {h:>3} / 100\n  {LINT_LINE} {:>3}   = 100 − 10 × {} errors − 3 × {} warnings ({NOT_THE_AVERAGE})\n  selection     {s:>3}%  {} of {} requests\n",
                 self.lint_score, self.lint_errors, self.lint_warnings, self.selection_hit, self.selection_of
             ),
             _ => format!(
-                "Health (toolgauge-style)  – (no positive or sibling case scored)\n  lint       {:>3}   {} errors, {} warnings\n",
+                "Health (toolgauge-style)  – (no positive or sibling case scored)\n  {LINT_LINE} {:>3}   = 100 − 10 × {} errors − 3 × {} warnings ({NOT_THE_AVERAGE})\n",
                 self.lint_score, self.lint_errors, self.lint_warnings
             ),
         }
@@ -198,7 +203,9 @@ mod tests {
         assert_eq!(h.lint_score, 65);
         assert_eq!(h.selection_score, Some(50));
         assert_eq!(h.health, Some(58));
-        assert!(h.render().contains("lint        65   2 errors, 5 warnings"));
+        assert!(h
+            .render()
+            .contains("lint findings  65   = 100 − 10 × 2 errors − 3 × 5 warnings"));
         assert_eq!(health(20, 0, 0, 0).lint_score, 0);
         assert_eq!(health(0, 0, 0, 0).health, None);
     }

@@ -23,6 +23,35 @@ pub struct ToolChange {
     pub fields_removed: Vec<String>,
 }
 
+/// The one fix of a tool whose description the head deleted: every dimension fell with it, and
+/// one generic line per dimension would say the same thing six times.
+pub const DESCRIPTION_DELETED_FIX: &str = "Restore or write the description: the head lists none for this tool, so every dimension fell with it. Say what the tool does and to what, when to use it rather than a sibling, and what it returns.";
+
+impl ToolChange {
+    /// True when the base had a description and the head has none (absent or blank).
+    pub fn description_deleted(&self) -> bool {
+        let present = |d: &Option<String>| d.as_deref().is_some_and(|t| !t.trim().is_empty());
+        present(&self.description_before) && !present(&self.description_after)
+    }
+}
+
+/// The fix lines of a fallen tool as a page shows them: [`DESCRIPTION_DELETED_FIX`] alone when
+/// the head deleted its description, else each fallen dimension's own line (label, fix).
+pub fn fix_lines(tool: &super::model::FallenTool) -> Vec<(Option<&'static str>, String)> {
+    if tool
+        .change
+        .as_ref()
+        .is_some_and(ToolChange::description_deleted)
+    {
+        return vec![(None, DESCRIPTION_DELETED_FIX.to_string())];
+    }
+    tool.dimensions
+        .iter()
+        .filter(|d| !d.fix.is_empty())
+        .map(|d| (Some(d.dimension.label()), d.fix.clone()))
+        .collect()
+}
+
 /// One line on how to win a dimension back.
 pub fn fix_line(dimension: ToolDimension) -> &'static str {
     match dimension {

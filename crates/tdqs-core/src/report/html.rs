@@ -51,6 +51,9 @@ table{border-collapse:collapse;margin:8px 0}\
 th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}\
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\
 tr.decided td{font-weight:600;background:#f6f8fa}\
+td.decision[data-verdict=pass]{background:#dafbe1;color:#116329;font-weight:600}\
+td.decision[data-verdict=block]{background:#ffebe9;color:#82071e;font-weight:600}\
+td.decision[data-verdict=invalid]{background:#fff8c5;color:#7d4e00;font-weight:600}\
 svg{display:block;max-width:100%;height:auto;margin:8px 0}\
 svg text{font:12px system-ui,sans-serif;fill:#1f2328}\
 svg text.small{font-size:10px;fill:#59636e}\
@@ -167,11 +170,19 @@ pub fn render_monorepo(report: &MonorepoReport) -> String {
             column("reason", Align::Left),
         ]);
         table.grouped = false;
-        for s in &report.servers {
-            let (name, verdict) = (vec![code(&s.name)], vec![num(s.report.decision)]);
-            table
-                .rows
-                .push(doc::row([name, verdict, marked(&s.report.reason)]));
+        for s in super::monorepo::failing_first(&report.servers) {
+            let verdict = Cell {
+                tone: Some(s.report.decision),
+                ..Cell::new(vec![num(s.report.decision)])
+            };
+            table.rows.push(Row {
+                attrs: Attrs::none(),
+                cells: vec![
+                    Cell::new(vec![code(&s.name)]),
+                    verdict,
+                    Cell::new(marked(&s.report.reason)),
+                ],
+            });
         }
         overview.push(Block::Table(table));
     }
@@ -181,9 +192,8 @@ pub fn render_monorepo(report: &MonorepoReport) -> String {
         blocks: overview,
     }];
     blocks.extend(
-        report
-            .servers
-            .iter()
+        super::monorepo::failing_first(&report.servers)
+            .into_iter()
             .map(|server| server_section(&server.report, Some(&server.name))),
     );
     let title = format!("Tool definition score: {}", report.decision);
@@ -551,18 +561,43 @@ fn causes_blocks(causes: &Causes) -> Vec<Block> {
         );
         let fall = words(format!(" {} → {} ", t.base, t.head));
         let mut blocks = vec![paragraph(vec![strong(vec![code(&t.tool)]), fall, cost])];
+        let deleted = t
+            .change
+            .as_ref()
+            .is_some_and(super::changed::ToolChange::description_deleted);
+        if deleted {
+            // One fix first, instead of the same generic line under every dimension.
+            blocks.push(paragraph_with(
+                Attrs::class("fix-first"),
+                vec![strong(vec![words(super::changed::DESCRIPTION_DELETED_FIX)])],
+            ));
+        }
         if !t.dimensions.is_empty() {
-            blocks.push(doc::list(t.dimensions.iter().map(|d| {
-                let mut item = vec![
-                    words(format!("{} {} → {}: ", d.dimension.label(), d.base, d.head)),
-                    text(&d.justification),
-                ];
-                if !d.fix.is_empty() {
-                    item.push(words(" "));
-                    item.push(span("note", vec![words("Fix: "), text(&d.fix)]));
-                }
-                item
-            })));
+            // Dimensions the judge explained with the same words share one line.
+            blocks.push(doc::list(
+                t.dimensions
+                    .chunk_by(|a, b| a.justification == b.justification)
+                    .map(|group| {
+                        let fell: Vec<String> = group
+                            .iter()
+                            .map(|d| format!("{} {} → {}", d.dimension.label(), d.base, d.head))
+                            .collect();
+                        let mut item = vec![
+                            words(format!("{}: ", fell.join(", "))),
+                            text(&group[0].justification),
+                        ];
+                        for d in group.iter().filter(|d| !deleted && !d.fix.is_empty()) {
+                            item.push(words(" "));
+                            let label = if group.len() > 1 {
+                                format!("Fix {}: ", d.dimension.label())
+                            } else {
+                                "Fix: ".to_string()
+                            };
+                            item.push(span("note", vec![words(label), text(&d.fix)]));
+                        }
+                        item
+                    }),
+            ));
         }
         if let Some(change) = &t.change {
             blocks.extend(change_blocks(change));

@@ -247,6 +247,13 @@ fn causes_blocks(causes: &Causes) -> Vec<Block> {
         let items = causes.tools.iter().map(|t| {
             let fall = words(format!(" {} → {}", t.base, t.head));
             let mut item = ListItem::new(vec![strong(vec![code(&t.tool)]), fall]);
+            let fixes = super::changed::fix_lines(t);
+            // A deleted description has one fix, and it comes first.
+            let deleted = fixes.first().is_some_and(|(label, _)| label.is_none());
+            if deleted {
+                item.children
+                    .push(ListItem::new(vec![strong(vec![text(&fixes[0].1)])]));
+            }
             // Dimensions the judge explained with the same words (a hard gate) share one line.
             for group in t
                 .dimensions
@@ -261,10 +268,10 @@ fn causes_blocks(causes: &Causes) -> Vec<Block> {
                 item.children.push(ListItem::new(line));
             }
             item.children.extend(t.change.iter().flat_map(change_items));
-            for d in t.dimensions.iter().filter(|d| !d.fix.is_empty()) {
+            for (label, fix) in fixes.iter().filter(|_| !deleted) {
                 let fix = vec![
-                    words(format!("Fix {}: ", d.dimension.label())),
-                    text(&d.fix),
+                    words(format!("Fix {}: ", label.unwrap_or_default())),
+                    text(fix),
                 ];
                 item.children.push(ListItem::new(fix));
             }

@@ -62,6 +62,21 @@ pub fn overall(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
     worst.unwrap_or(Verdict::Invalid)
 }
 
+/// The servers in the order the pages show them: those that could not be decided, then those
+/// that fell, then those that pass, each group in the configuration's order. A failing server
+/// is then above the fold, not behind every passing one. (The JSON keeps the configuration's
+/// order.)
+pub fn failing_first(servers: &[ServerReport]) -> Vec<&ServerReport> {
+    let rank = |v: Verdict| match v {
+        Verdict::Invalid => 0,
+        Verdict::Block => 1,
+        Verdict::Pass => 2,
+    };
+    let mut out: Vec<&ServerReport> = servers.iter().collect();
+    out.sort_by_key(|s| rank(s.report.decision));
+    out
+}
+
 /// The overall reason, recomputed from the servers' verdicts (`--check` compares it).
 pub fn overall_reason(servers: &[ServerReport]) -> String {
     let verdict = overall(servers.iter().map(|s| s.report.decision));
@@ -189,9 +204,8 @@ pub fn render(report: &MonorepoReport) -> String {
             column("Verdict", Align::Left),
             column("Reason", Align::Left),
         ]);
-        table.rows = report
-            .servers
-            .iter()
+        table.rows = failing_first(&report.servers)
+            .into_iter()
             .map(|s| {
                 doc::row([
                     vec![code(&s.name)],
@@ -206,7 +220,7 @@ pub fn render(report: &MonorepoReport) -> String {
             .collect();
         out.push(Block::Table(table));
     }
-    for s in &report.servers {
+    for s in failing_first(&report.servers) {
         out.extend(server_section(&s.name, &s.report));
     }
     if report.servers.is_empty() {

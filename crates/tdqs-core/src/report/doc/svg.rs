@@ -30,7 +30,9 @@ fn label(name: &str) -> String {
 
 /// Base against head TDQS per tool, as horizontal bars on a 0–5 axis.
 fn bars(out: &mut String, drawn: &[ChartRow]) {
-    const BAR_W: f64 = 400.0;
+    // With the labels, as wide as a server's section on the page (about 1,000 pixels): the
+    // bars used to fill less than half of it.
+    const BAR_W: f64 = 720.0;
     const ROW_H: u32 = 34;
     const TOP: u32 = 24;
     let rows = drawn.len() as u32;
