@@ -383,7 +383,8 @@ pub struct LintArgs {
     /// Lint this revision (default: the working tree).
     #[arg(long, value_name = "REV", conflicts_with = "export")]
     pub rev: Option<String>,
-    /// Lint this export file instead of starting a server.
+    /// Lint this file instead of starting a server: an export, a `{"tools": [...]}` list (a
+    /// tools/list result) or a bare `[...]` array of tool objects.
     #[arg(long, value_name = "FILE")]
     pub export: Option<PathBuf>,
     /// Findings as JSON.

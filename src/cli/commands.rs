@@ -382,15 +382,21 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
         .with_advice("add --sarif, or drop --source"));
     }
     let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
-    let export = one_export(
-        args.export.as_deref(),
-        args.rev.as_deref(),
-        &args.repo,
-        &args.server,
-        &[],
-        &StderrProgress::new(verbosity),
-    )
-    .await?;
+    // Lint also reads the plain tool lists other tools write; the gate reads only its exports.
+    let export = match args.export.as_deref() {
+        Some(path) => crate::export::tool_list::read_export_or_tool_list(path)?,
+        None => {
+            one_export(
+                None,
+                args.rev.as_deref(),
+                &args.repo,
+                &args.server,
+                &[],
+                &StderrProgress::new(verbosity),
+            )
+            .await?
+        }
+    };
     let mut report = lint::lint_export(&export, &config);
     report.artifact = args
         .export

@@ -22,6 +22,7 @@ mod http_stub;
 mod launch;
 mod lint;
 mod lint_corpus;
+mod lint_review;
 mod loopback;
 mod monorepo;
 mod monorepo_eval;
