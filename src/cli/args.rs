@@ -400,6 +400,13 @@ pub struct LintArgs {
     /// Exit 1 when the server's average scorecard is below N (0–100).
     #[arg(long, value_name = "N")]
     pub fail_under: Option<f64>,
+    /// Check only these rules: codes (TDQS-D007 or D007) or prefixes (D, D00), comma-separated
+    /// or repeated.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Turn these rules off: codes or prefixes, as --select takes them.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub ignore: Vec<String>,
     /// Anchor SARIF findings on the source lines that define each tool, found in this folder
     /// (default: the repository's working tree when linting it; none for --export or --rev).
     #[arg(long, value_name = "DIR")]

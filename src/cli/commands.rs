@@ -381,7 +381,8 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
         )
         .with_advice("add --sarif, or drop --source"));
     }
-    let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
+    let (mut config, config_path) = lint_config(args.repo.repo.as_deref())?;
+    config.restrict(&args.select, &args.ignore)?;
     // Lint also reads the plain tool lists other tools write; the gate reads only its exports.
     let export = match args.export.as_deref() {
         Some(path) => crate::export::tool_list::read_export_or_tool_list(path)?,

@@ -113,3 +113,56 @@ fn lint_refuses_a_file_that_is_no_tool_list_and_says_which_forms_it_reads() {
         }
     }
 }
+
+#[test]
+fn select_and_ignore_narrow_the_rules_by_code_and_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = careless().display().to_string();
+    let base = ["--json", "--fail-on", "never", "--export", &file];
+    let all = finding_codes(&json_of(&lint(dir.path(), &base)));
+    assert!(all.iter().any(|c| c.starts_with("TDQS-D")));
+    assert!(all.iter().any(|c| !c.starts_with("TDQS-D")));
+
+    let selected = json_of(&lint(dir.path(), &[&base[..], &["--select", "d"]].concat()));
+    let only_d: Vec<&String> = all.iter().filter(|c| c.starts_with("TDQS-D")).collect();
+    assert_eq!(
+        finding_codes(&selected).iter().collect::<Vec<_>>(),
+        only_d,
+        "--select D keeps the description family, in the same order"
+    );
+    let first = only_d[0].clone();
+    let narrowed = json_of(&lint(
+        dir.path(),
+        &[&base[..], &["--select", "D", "--ignore", &first]].concat(),
+    ));
+    assert!(!finding_codes(&narrowed).contains(&first));
+    assert!(finding_codes(&narrowed)
+        .iter()
+        .all(|c| c.starts_with("TDQS-D")));
+    // A comma-separated list is the same as the flag repeated.
+    let listed = lint(dir.path(), &[&base[..], &["--select", "N,P"]].concat());
+    let repeated = lint(
+        dir.path(),
+        &[&base[..], &["--select", "N", "--select", "P"]].concat(),
+    );
+    assert_eq!(listed.stdout, repeated.stdout);
+    assert!(finding_codes(&json_of(&listed))
+        .iter()
+        .all(|c| c.starts_with("TDQS-N") || c.starts_with("TDQS-P")));
+
+    // A selection that names no rule is INVALID with the forms it takes.
+    let out = lint(
+        dir.path(),
+        &[&base[..], &["--ignore", "TDQS-D1O1"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--ignore `TDQS-D1O1` names no lint rule"),
+        "{err}"
+    );
+    assert!(
+        err.contains("D007") && err.contains("docs/lint.md"),
+        "{err}"
+    );
+}
