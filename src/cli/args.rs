@@ -393,6 +393,16 @@ pub struct LintArgs {
     /// Findings as SARIF 2.1.0.
     #[arg(long)]
     pub sarif: bool,
+    /// Findings as GitHub Markdown, for a pull-request comment.
+    #[arg(long, conflicts_with_all = ["json", "sarif"])]
+    pub markdown: bool,
+    /// Show and fail on only the findings this baseline does not have: a file written by
+    /// --write-baseline, or the base revision's export or tool list (linted with the same rules).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Save the findings of this run as a baseline file (the run then passes).
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline")]
+    pub write_baseline: Option<PathBuf>,
     /// Exit 1 when a finding of this severity or worse exists (default: `[lint] fail_on` of
     /// tdqs-gate.toml, else error).
     #[arg(long, value_enum)]

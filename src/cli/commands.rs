@@ -404,8 +404,19 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
         .as_ref()
         .map(|p| p.display().to_string())
         .or(config_path);
+    let baseline = match &args.baseline {
+        Some(path) => Some(super::lint_baseline::read(path, &config)?),
+        None => None,
+    };
+    lint::baseline::apply(
+        &mut report,
+        &config.suppressions,
+        baseline.as_ref().map(|(file, name)| (file, name.clone())),
+    );
     let text = if args.json {
         lint::render_json(&report)
+    } else if args.markdown {
+        lint::render_markdown(&report)
     } else if args.sarif {
         match lint_source_tree(&args)? {
             Some(tree) => {
@@ -418,6 +429,18 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
         lint::render_text(&report)
     };
     let _ = write!(std::io::stdout(), "{}", redact(&text));
+    if let Some(path) = &args.write_baseline {
+        let count = super::lint_baseline::write(path, &report)?;
+        say(
+            verbosity,
+            &format!(
+                "tdqs-gate lint: wrote {count} findings to the baseline {}",
+                path.display()
+            ),
+        );
+        // Recording findings as known accepts them for this run.
+        return Ok(Verdict::Pass);
+    }
     let fail_on = match args.fail_on {
         Some(FailOnArg::Error) => FailOn::Error,
         Some(FailOnArg::Warning) => FailOn::Warning,

@@ -8,6 +8,11 @@
 //! [lint.rules]
 //! TDQS-D012 = "off"       # off | info | warning | error
 //! TDQS-A003 = "warning"
+//!
+//! [[lint.suppress]]       # accept one finding; the reason is required
+//! code = "TDQS-D007"
+//! tool = "search"         # optional; also `parameter`
+//! reason = "the query syntax is in the server's instructions"
 //! ```
 //!
 //! Anything unknown (a key, a code, a level) is a usage error: a rule the user believes is off
@@ -74,6 +79,8 @@ pub struct LintConfig {
     pub fail_on: Option<FailOn>,
     /// Default for `--fail-under` (the command line wins).
     pub fail_under: Option<f64>,
+    /// `[[lint.suppress]]`: findings accepted, each with its reason.
+    pub suppressions: Vec<super::baseline::Suppression>,
 }
 
 fn config_error(cause: String) -> Error {
@@ -144,10 +151,14 @@ impl LintConfig {
                         config.levels.insert(known, parse_level(code, level)?);
                     }
                 }
+                "suppress" => {
+                    config.suppressions = super::baseline::Suppression::from_toml(value)?;
+                }
                 other => {
                     return Err(Error::usage(format!("[lint] has an unknown key `{other}`"))
                         .with_advice(
-                            "the [lint] table takes fail_on, fail_under and a [lint.rules] table",
+                            "the [lint] table takes fail_on, fail_under, a [lint.rules] table and \
+                             [[lint.suppress]] tables",
                         ));
                 }
             }

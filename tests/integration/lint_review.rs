@@ -166,3 +166,167 @@ fn select_and_ignore_narrow_the_rules_by_code_and_prefix() {
         "{err}"
     );
 }
+
+#[test]
+fn markdown_output_is_a_pull_request_comment_with_escaped_server_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tools = careless_tools();
+    // A hostile tool name must not become a link, a mention or a new table column.
+    tools[0]["name"] = json!("x|y");
+    tools[1]["description"] = json!("See https://evil.example and ping @admin <b>now</b>.");
+    let file = write(dir.path(), "tools.json", &json!({"tools": tools}));
+    let out = lint(
+        dir.path(),
+        &["--markdown", "--fail-on", "never", "--export", &file],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(
+        md.starts_with("### tdqs-gate lint\n\n**10 tools · "),
+        "{md}"
+    );
+    assert!(md.contains("| Tool | Score | Errors | Warnings | Info |"));
+    assert!(md.contains("| `x\\|y` | "), "{md}");
+    assert!(md.contains("#### Errors and warnings"));
+    assert!(md.contains("<details><summary>"));
+    assert!(!md.contains("https://evil"), "a link survived");
+    assert!(!md.contains("@admin"), "a mention survived");
+    assert!(!md.contains("<b>"), "HTML survived");
+    // Every table row has the columns of its header: nothing from the server split a cell.
+    for line in md.lines().filter(|l| l.starts_with("| ")) {
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert!(cells == 6 || cells == 7, "{line}");
+    }
+    // Errors come before warnings, and the same input gives the same bytes.
+    let first_warning = md.find("| warning |").unwrap();
+    assert!(md.rfind("| error |").unwrap() < first_warning);
+    let again = lint(
+        dir.path(),
+        &["--markdown", "--fail-on", "never", "--export", &file],
+    );
+    assert_eq!(again.stdout, out.stdout);
+    // One format at a time.
+    let both = lint(dir.path(), &["--markdown", "--json", "--export", &file]);
+    assert_eq!(both.status.code(), Some(2));
+}
+
+#[test]
+fn a_baseline_shows_and_fails_on_only_the_findings_a_change_introduced() {
+    let dir = tempfile::tempdir().unwrap();
+    let base_tools = careless_tools();
+    let base = write(dir.path(), "base.json", &json!(base_tools));
+    let saved = dir.path().join("baseline.json").display().to_string();
+    // Writing a baseline records every finding and passes.
+    let out = lint(dir.path(), &["--export", &base, "--write-baseline", &saved]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("findings to the baseline"));
+    let baseline: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(baseline["baselineVersion"], json!(1));
+    let recorded = baseline["findings"].as_array().unwrap().len();
+    assert!(recorded > 50);
+
+    // Unchanged definitions against their baseline: nothing new, so it passes.
+    let out = lint(
+        dir.path(),
+        &["--json", "--export", &base, "--baseline", &saved],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json_of(&out);
+    assert_eq!(r["findings"], json!([]));
+    assert_eq!(r["summary"]["hidden"]["known"], json!(recorded));
+
+    // The head adds a tool with no description: only its findings show, and they fail.
+    let mut head_tools = base_tools.clone();
+    head_tools.push(json!({"name": "purge_project", "inputSchema": {"type": "object"}}));
+    let head = write(dir.path(), "head.json", &json!({"tools": head_tools}));
+    for against in [&saved, &base] {
+        let out = lint(
+            dir.path(),
+            &["--json", "--export", &head, "--baseline", against],
+        );
+        assert_eq!(out.status.code(), Some(1), "{against}: {}", stderr(&out));
+        let r = json_of(&out);
+        let tools: Vec<&str> = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["tool"].as_str())
+            .collect();
+        assert!(!tools.is_empty());
+        assert!(
+            tools.iter().all(|t| *t == "purge_project"),
+            "against {against}: {tools:?}"
+        );
+        assert!(finding_codes(&r).contains(&"TDQS-D001".to_string()));
+    }
+    // The text and Markdown renderings say what the baseline hid.
+    let out = lint(
+        dir.path(),
+        &["--markdown", "--export", &head, "--baseline", &saved],
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains(&format!("{recorded} known findings hidden by the baseline")),
+        "{md}"
+    );
+    // A file that is neither a baseline nor an export is INVALID.
+    let junk = write(dir.path(), "junk.json", &json!({"baselineVersion": 7}));
+    let out = lint(dir.path(), &["--export", &head, "--baseline", &junk]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("format version 7"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_suppression_accepts_one_finding_only_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = careless().display().to_string();
+    let base = ["--json", "--fail-on", "never", "--export", &file];
+    let before = json_of(&lint(dir.path(), &base));
+    let count = |r: &Value, code: &str, tool: &str| {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == code && f["tool"] == tool)
+            .count()
+    };
+    assert_eq!(count(&before, "TDQS-D001", "add_comment"), 1);
+
+    std::fs::write(
+        dir.path().join("tdqs-gate.toml"),
+        "[[lint.suppress]]\ncode = \"TDQS-D001\"\ntool = \"add_comment\"\n",
+    )
+    .unwrap();
+    let out = lint(dir.path(), &base);
+    assert_eq!(out.status.code(), Some(2), "a suppression without a reason");
+    assert!(
+        stderr(&out).contains("needs a `reason`"),
+        "{}",
+        stderr(&out)
+    );
+
+    std::fs::write(
+        dir.path().join("tdqs-gate.toml"),
+        "[[lint.suppress]]\ncode = \"TDQS-D001\"\ntool = \"add_comment\"\n\
+         reason = \"documented in the server's instructions\"\n\
+         [[lint.suppress]]\ncode = \"TDQS-D001\"\ntool = \"no_such_tool\"\nreason = \"stale\"\n",
+    )
+    .unwrap();
+    let out = lint(dir.path(), &base);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let after = json_of(&out);
+    assert_eq!(count(&after, "TDQS-D001", "add_comment"), 0);
+    assert_eq!(
+        after["findings"].as_array().unwrap().len(),
+        before["findings"].as_array().unwrap().len() - 1
+    );
+    assert_eq!(after["summary"]["hidden"]["suppressed"], json!(1));
+    assert_eq!(
+        after["summary"]["hidden"]["unusedSuppressions"],
+        json!(["TDQS-D001 on no_such_tool"])
+    );
+}
