@@ -241,7 +241,9 @@ fn causes_blocks(causes: &Causes) -> Vec<Block> {
         out.push(Block::Table(table));
         let items = causes.tools.iter().map(|t| {
             let fall = words(format!(" {} → {}", t.base, t.head));
-            let mut item = ListItem::new(vec![strong(vec![code(&t.tool)]), fall]);
+            let mut line = vec![strong(vec![code(&t.tool)]), fall];
+            line.extend(sections::defined_at(t));
+            let mut item = ListItem::new(line);
             // Dimensions the judge explained with the same words (a hard gate) share one line.
             for group in t
                 .dimensions
