@@ -11,6 +11,7 @@ mod eval;
 mod eval_judges;
 mod export;
 mod export_dirs;
+mod fallen_tool_lines;
 mod gate;
 mod getting_started;
 mod hardening;
