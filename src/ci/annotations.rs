@@ -114,8 +114,13 @@ pub fn fallen_tool_annotations(causes: &Causes, changed: &ChangedLines) -> Vec<S
 /// The warnings for a report, reading the head's tree at `repo` (a checkout of the head: the
 /// Action's workspace) as data, never running it. Nothing when the report has no fallen tool,
 /// no base commit, or the checkout is not the head commit the report scored (its lines would
-/// belong to other text).
-pub fn for_report(report: &tdqs_core::report::model::Report, repo: &Path) -> Vec<String> {
+/// belong to other text). Files under `outputs` (the report and export folders, which quote
+/// every description and would make each text ambiguous) are not read.
+pub fn for_report(
+    report: &tdqs_core::report::model::Report,
+    repo: &Path,
+    outputs: &[std::path::PathBuf],
+) -> Vec<String> {
     let (Some(causes), Some(head), Some(base_commit)) = (
         report.causes.as_ref(),
         report.head.as_ref(),
@@ -144,10 +149,20 @@ pub fn for_report(report: &tdqs_core::report::model::Report, repo: &Path) -> Vec
     };
     let mut causes = causes.clone();
     if causes.tools.iter().all(|t| t.location.is_none()) {
-        match crate::locate::locate(root, head) {
-            Ok(locations) => causes.locate_in(&locations),
-            Err(_) => return Vec::new(),
-        }
+        let Ok(tree) = crate::locate::read_tree(root, crate::locate::WalkLimits::default()) else {
+            return Vec::new();
+        };
+        let skipped: Vec<std::path::PathBuf> = outputs
+            .iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let files: Vec<_> = tree
+            .files
+            .into_iter()
+            .filter(|f| !skipped.iter().any(|s| root.join(&f.path).starts_with(s)))
+            .collect();
+        causes.locate_in(&tdqs_core::locate::locate_in(&files, head));
     }
     match ChangedLines::since(root, base_commit) {
         Ok(changed) => fallen_tool_annotations(&causes, &changed),

@@ -195,6 +195,10 @@ async fn score(args: CiScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error
     crate::report::write::leave_github_outputs_to_caller();
     let progress = Arc::new(StderrProgress::new(verbosity));
     let mut repo_dir = None;
+    let mut outputs = vec![args.base_dir.clone(), args.head_dir.clone()];
+    if let Ok(gate) = gate_args(&args.input) {
+        outputs.push(super::commands::report_dir(&gate.report_dir, &gate.repo));
+    }
     let (outcome, no_token) = {
         let _stop = StopCommands::start();
         let (outcome, no_token) = match score_options(&args) {
@@ -220,7 +224,7 @@ async fn score(args: CiScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error
     let step = StepOutcome::of(&outcome, no_token);
     // Warnings on the diff for fallen tools the pull request's checkout defines on changed lines.
     let line_warnings = match (&outcome.report, &repo_dir) {
-        (Some(report), Some(dir)) => crate::ci::annotations::for_report(report, dir),
+        (Some(report), Some(dir)) => crate::ci::annotations::for_report(report, dir, &outputs),
         _ => Vec::new(),
     };
     // The gate's messages and verdict line, shielded as well.

@@ -69,9 +69,9 @@ fn a_fallen_tool_carries_its_file_and_line_in_the_report_comment_and_page() {
         "{}",
         warnings[0]
     );
-    assert_eq!(for_report(&typed, &setup.repo.path), warnings);
+    assert_eq!(for_report(&typed, &setup.repo.path, &[]), warnings);
     assert!(fallen_tool_annotations(causes, &ChangedLines::default()).is_empty());
     // Committed, the head is no longer the checkout the report scored: no line is claimed.
     setup.repo.commit_all("head");
-    assert!(for_report(&typed, &setup.repo.path).is_empty());
+    assert!(for_report(&typed, &setup.repo.path, &[]).is_empty());
 }
