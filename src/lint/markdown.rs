@@ -9,9 +9,13 @@ use super::catalogue::{Finding, Severity};
 use super::render::summary_line;
 use super::LintReport;
 
-/// The most finding rows written: a GitHub comment holds at most 65,536 characters, and a
-/// review reads the first screens. The rest is counted, and `--json` has every one.
+/// The most finding rows written: a review reads the first screens. The rest is counted, and
+/// `--json` has every one.
 const MAX_FINDING_ROWS: usize = 150;
+
+/// Finding rows stop once the text reaches this many bytes: a GitHub comment holds at most
+/// 65,536 characters, and the closing lines need room.
+const MAX_COMMENT_BYTES: usize = 60_000;
 
 fn finding_row(f: &Finding) -> String {
     format!(
@@ -32,13 +36,19 @@ fn finding_row(f: &Finding) -> String {
 fn findings_table(out: &mut String, findings: &[&Finding]) {
     out.push_str("| Severity | Code | Tool | Parameter | Finding | Fix |\n");
     out.push_str("|---|---|---|---|---|---|\n");
+    let mut written = 0;
     for f in findings.iter().take(MAX_FINDING_ROWS) {
-        out.push_str(&finding_row(f));
+        let row = finding_row(f);
+        if out.len() + row.len() > MAX_COMMENT_BYTES {
+            break;
+        }
+        out.push_str(&row);
+        written += 1;
     }
-    if findings.len() > MAX_FINDING_ROWS {
+    if findings.len() > written {
         out.push_str(&format!(
             "\n… and {} more (`tdqs-gate lint --json` lists every one).\n",
-            findings.len() - MAX_FINDING_ROWS
+            findings.len() - written
         ));
     }
 }

@@ -330,3 +330,24 @@ fn a_suppression_accepts_one_finding_only_with_a_reason() {
         json!(["TDQS-D001 on no_such_tool"])
     );
 }
+
+#[test]
+fn markdown_of_a_large_server_fits_a_pull_request_comment() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/corpus/gitlab.json");
+    let file = corpus.display().to_string();
+    let out = lint(
+        dir.path(),
+        &["--markdown", "--fail-on", "never", "--export", &file],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = String::from_utf8(out.stdout).unwrap();
+    // GitHub refuses a comment over 65,536 characters.
+    assert!(
+        md.chars().count() < 65_536,
+        "{} characters",
+        md.chars().count()
+    );
+    assert!(md.contains("more (`tdqs-gate lint --json` lists every one)"));
+}
