@@ -441,7 +441,8 @@ pub struct LintArgs {
     /// Lint this revision (default: the working tree).
     #[arg(long, value_name = "REV", conflicts_with = "export")]
     pub rev: Option<String>,
-    /// Lint this export file instead of starting a server.
+    /// Lint this file instead of starting a server: an export, a `{"tools": [...]}` list (a
+    /// tools/list result) or a bare `[...]` array of tool objects.
     #[arg(long, value_name = "FILE")]
     pub export: Option<PathBuf>,
     /// Findings as JSON.
@@ -450,6 +451,16 @@ pub struct LintArgs {
     /// Findings as SARIF 2.1.0.
     #[arg(long)]
     pub sarif: bool,
+    /// Findings as GitHub Markdown, for a pull-request comment.
+    #[arg(long, conflicts_with_all = ["json", "sarif"])]
+    pub markdown: bool,
+    /// Show and fail on only the findings this baseline does not have: a file written by
+    /// --write-baseline, or the base revision's export or tool list (linted with the same rules).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Save the findings of this run as a baseline file (the run then passes).
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline")]
+    pub write_baseline: Option<PathBuf>,
     /// Exit 1 when a finding of this severity or worse exists (default: `[lint] fail_on` of
     /// tdqs-gate.toml, else error).
     #[arg(long, value_enum)]
@@ -457,6 +468,13 @@ pub struct LintArgs {
     /// Exit 1 when the server's average scorecard is below N (0–100).
     #[arg(long, value_name = "N")]
     pub fail_under: Option<f64>,
+    /// Check only these rules: codes (TDQS-D007 or D007) or prefixes (D, D00), comma-separated
+    /// or repeated.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Turn these rules off: codes or prefixes, as --select takes them.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub ignore: Vec<String>,
     /// Anchor SARIF findings on the source lines that define each tool, found in this folder
     /// (default: the repository's working tree when linting it; none for --export or --rev).
     #[arg(long, value_name = "DIR")]

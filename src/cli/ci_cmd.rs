@@ -1,7 +1,7 @@
 //! `tdqs-gate ci export|score|comment`: convert the arguments, call [`crate::ci`], print.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Parser;
@@ -198,11 +198,17 @@ async fn score(args: CiScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error
     // The outputs below are this command's; the gate must not add its own.
     crate::report::write::leave_github_outputs_to_caller();
     let progress = Arc::new(StderrProgress::new(verbosity));
+    let mut repo_dir = None;
+    let mut outputs = vec![args.base_dir.clone(), args.head_dir.clone()];
+    if let Ok(gate) = gate_args(&args.input) {
+        outputs.push(super::commands::report_dir(&gate.report_dir, &gate.repo));
+    }
     let (outcome, no_token) = {
         let _stop = StopCommands::start();
         let (outcome, no_token) = match score_options(&args) {
             Ok((_, opts)) => {
                 let no_token = opts.judge.mode == JudgeMode::ClaudeCode && !token_given(&opts);
+                repo_dir = Some(opts.repo.clone().unwrap_or_else(|| PathBuf::from(".")));
                 (gate::run(&opts, progress.clone()).await, no_token)
             }
             Err(e) => {
@@ -220,6 +226,11 @@ async fn score(args: CiScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error
         (outcome, no_token)
     };
     let step = StepOutcome::of(&outcome, no_token);
+    // Warnings on the diff for fallen tools the pull request's checkout defines on changed lines.
+    let line_warnings = match (&outcome.report, &repo_dir) {
+        (Some(report), Some(dir)) => crate::ci::annotations::for_report(report, dir, &outputs),
+        _ => Vec::new(),
+    };
     // The gate's messages and verdict line, shielded as well.
     let verdict = {
         let _stop = StopCommands::start();
@@ -239,6 +250,9 @@ async fn score(args: CiScoreArgs, verbosity: Verbosity) -> Result<Verdict, Error
         if !text.is_empty() {
             step_outputs::append(Path::new(&summary), &text)?;
         }
+    }
+    for line in &line_warnings {
+        let _ = writeln!(std::io::stdout(), "{}", redact(line));
     }
     let _ = writeln!(std::io::stdout(), "{}", step.annotation());
     Ok(verdict)

@@ -504,24 +504,42 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
         )
         .with_advice("add --sarif, or drop --source"));
     }
-    let (config, config_path) = lint_config(args.repo.repo.as_deref())?;
-    let export = one_export(
-        args.export.as_deref(),
-        args.rev.as_deref(),
-        &args.repo,
-        &args.server,
-        &[],
-        &StderrProgress::new(verbosity),
-    )
-    .await?;
+    let (mut config, config_path) = lint_config(args.repo.repo.as_deref())?;
+    config.restrict(&args.select, &args.ignore)?;
+    // Lint also reads the plain tool lists other tools write; the gate reads only its exports.
+    let export = match args.export.as_deref() {
+        Some(path) => crate::export::tool_list::read_export_or_tool_list(path)?,
+        None => {
+            one_export(
+                None,
+                args.rev.as_deref(),
+                &args.repo,
+                &args.server,
+                &[],
+                &StderrProgress::new(verbosity),
+            )
+            .await?
+        }
+    };
     let mut report = lint::lint_export(&export, &config);
     report.artifact = args
         .export
         .as_ref()
         .map(|p| p.display().to_string())
         .or(config_path);
+    let baseline = match &args.baseline {
+        Some(path) => Some(super::lint_baseline::read(path, &config)?),
+        None => None,
+    };
+    lint::baseline::apply(
+        &mut report,
+        &config.suppressions,
+        baseline.as_ref().map(|(file, name)| (file, name.clone())),
+    );
     let text = if args.json {
         lint::render_json(&report)
+    } else if args.markdown {
+        lint::render_markdown(&report)
     } else if args.sarif {
         match lint_source_tree(&args)? {
             Some(tree) => {
@@ -534,6 +552,18 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
         lint::render_text(&report)
     };
     let _ = write!(std::io::stdout(), "{}", redact(&text));
+    if let Some(path) = &args.write_baseline {
+        let count = super::lint_baseline::write(path, &report)?;
+        say(
+            verbosity,
+            &format!(
+                "tdqs-gate lint: wrote {count} findings to the baseline {}",
+                path.display()
+            ),
+        );
+        // Recording findings as known accepts them for this run.
+        return Ok(Verdict::Pass);
+    }
     let fail_on = match args.fail_on {
         Some(FailOnArg::Error) => FailOn::Error,
         Some(FailOnArg::Warning) => FailOn::Warning,

@@ -8,6 +8,7 @@ mod ci_cmd;
 mod commands;
 mod eval_cmd;
 mod legacy;
+mod lint_baseline;
 pub mod output;
 mod repo_root;
 mod resolve;

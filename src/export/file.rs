@@ -25,6 +25,19 @@ pub fn read_export(path: &Path) -> Result<Export> {
     };
     let value: Value = serde_json::from_str(&text)
         .map_err(|err| not_an_export(format!("invalid JSON ({err})")))?;
+    export_of_value(path, value)
+}
+
+/// A verified export from the parsed JSON of an export file.
+pub(crate) fn export_of_value(path: &Path, value: Value) -> Result<Export> {
+    let shown = path.display();
+    let not_an_export = |what: String| {
+        Error::new(
+            Stage::Export,
+            format!("{shown} is not a tdqs-gate export: {what}"),
+        )
+        .with_advice("pass a file written by `tdqs-gate export -o FILE`")
+    };
     // Checked before the structure so that a file of another format version says so rather than
     // naming whichever field moved.
     match value.get("schemaVersion") {
@@ -55,7 +68,7 @@ pub const MAX_EXPORT_FILE_BYTES: u64 = 96 * 1024 * 1024;
 /// request's code (a downloaded artifact, a folder it wrote). Only a regular file is read, never
 /// through a symbolic link, and at most [`MAX_EXPORT_FILE_BYTES`]: a FIFO cannot block the gate
 /// and a link to `/dev/zero` or to a file outside the folder is refused with its cause.
-fn read_untrusted(path: &Path) -> Result<String> {
+pub(crate) fn read_untrusted(path: &Path) -> Result<String> {
     use crate::platform::safe_file::{read_regular, Links, ReadError};
     let shown = path.display();
     let bytes = read_regular(path, Links::Refuse, MAX_EXPORT_FILE_BYTES).map_err(|err| {

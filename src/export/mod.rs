@@ -12,6 +12,7 @@ mod launch_spec;
 pub mod line_check;
 pub mod package_cache;
 pub mod process;
+pub mod tool_list;
 pub mod transport;
 
 pub use launch_spec::{HttpTarget, LaunchSpec, SetupCommand};

@@ -376,6 +376,7 @@ pub(super) fn sides_of(
                 decision: Default::default(),
                 blind: None,
                 settings_changed: None,
+                locations: None,
             };
             Ok((
                 base,

@@ -129,7 +129,10 @@ impl Draft {
             (label(self.base.as_ref()), label(self.head.as_ref()));
         // Moved, not copied: a 10,000-tool export is large.
         let base_export = self.base.map(|s| s.export);
-        let head_export = self.head.map(|s| s.export);
+        let (head_export, head_locations) = match self.head {
+            Some(s) => (Some(s.export), s.locations),
+            None => (None, None),
+        };
         let size = match (&base_export, &head_export) {
             (Some(b), Some(h)) => Some(SizeComparison::new(&b.size, &h.size)),
             _ => None,
@@ -142,11 +145,14 @@ impl Draft {
             .pairs
             .first()
             .map(|p| report::forecast::of_first_pair(&p.base, &p.head));
-        let causes = report::causes::of_first_pair_with_changes(
+        let mut causes = report::causes::of_first_pair_with_changes(
             &self.pairs,
             base_export.as_ref(),
             head_export.as_ref(),
         );
+        if let (Some(causes), Some(locations)) = (causes.as_mut(), head_locations.as_ref()) {
+            causes.locate_in(locations);
+        }
         Report {
             schema_version: report::REPORT_SCHEMA_VERSION,
             generator: Generator::default(),

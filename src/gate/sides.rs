@@ -36,6 +36,9 @@ pub(crate) struct SideExport {
     pub blind: Option<String>,
     /// The settings the head's configuration changes and the run ignored (head side only).
     pub settings_changed: Option<String>,
+    /// Where the side's tree defines its tools (head side only, read while the tree exists):
+    /// the report links each fallen tool to its line.
+    pub locations: Option<tdqs_core::locate::Locations>,
 }
 
 pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
@@ -49,6 +52,7 @@ pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
         decision: Default::default(),
         blind: None,
         settings_changed: None,
+        locations: None,
     })
 }
 
@@ -488,6 +492,12 @@ pub(super) async fn list_in(
         None => result,
     };
     let export = result?;
+    // Only the head's lines are shown (a fallen tool is fixed there), and only from the first
+    // export. A tree that cannot be read costs the links, never the run.
+    let is_base = side_name == "base" || side_name.ends_with(" base");
+    let locations = (run_setup && !is_base)
+        .then(|| crate::locate::locate(&side.root, &export).ok())
+        .flatten();
     Ok(SideExport {
         export,
         revision: Some(label),
@@ -495,6 +505,7 @@ pub(super) async fn list_in(
         decision: Default::default(),
         blind: None,
         settings_changed: None,
+        locations,
     })
 }
 

@@ -108,6 +108,26 @@ impl Code {
     pub fn rule(self) -> &'static Rule {
         &RULES[self as usize]
     }
+
+    /// The codes a selection names, as `--select` / `--ignore` take it: a whole code
+    /// (`TDQS-D007`, `D007`) or a prefix of one (`D` for a family, `D00` for a group), in any
+    /// case. Empty when it names none, including text that is not a code's form at all.
+    pub fn matching(selection: &str) -> Vec<Code> {
+        let upper = selection.trim().to_ascii_uppercase();
+        let short = upper.strip_prefix("TDQS-").unwrap_or(&upper);
+        let mut chars = short.chars();
+        let well_formed = chars.next().is_some_and(|c| c.is_ascii_uppercase())
+            && chars.all(|c| c.is_ascii_digit())
+            && short.len() <= 4;
+        if !well_formed {
+            return Vec::new();
+        }
+        RULES
+            .iter()
+            .map(|r| r.code)
+            .filter(|c| c.as_str()["TDQS-".len()..].starts_with(short))
+            .collect()
+    }
 }
 
 impl std::fmt::Display for Code {
@@ -338,6 +358,20 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+
+    #[test]
+    fn a_selection_names_whole_codes_and_prefixes_in_any_case() {
+        assert_eq!(Code::matching("TDQS-D007"), vec![Code::D007]);
+        assert_eq!(Code::matching("d007"), vec![Code::D007]);
+        assert_eq!(
+            Code::matching("A"),
+            vec![Code::A001, Code::A002, Code::A003, Code::A004, Code::A005]
+        );
+        assert_eq!(Code::matching("tdqs-d01").len(), 5);
+        for nothing in ["", "TDQS-", "X", "D9", "D0071", "D-1", "TDQS-D0x"] {
+            assert_eq!(Code::matching(nothing), Vec::<Code>::new(), "{nothing}");
+        }
+    }
 
     #[test]
     fn catalogue_codes_are_unique_and_well_formed() {

@@ -8,6 +8,11 @@
 //! [lint.rules]
 //! TDQS-D012 = "off"       # off | info | warning | error
 //! TDQS-A003 = "warning"
+//!
+//! [[lint.suppress]]       # accept one finding; the reason is required
+//! code = "TDQS-D007"
+//! tool = "search"         # optional; also `parameter`
+//! reason = "the query syntax is in the server's instructions"
 //! ```
 //!
 //! Anything unknown (a key, a code, a level) is a usage error: a rule the user believes is off
@@ -74,6 +79,8 @@ pub struct LintConfig {
     pub fail_on: Option<FailOn>,
     /// Default for `--fail-under` (the command line wins).
     pub fail_under: Option<f64>,
+    /// `[[lint.suppress]]`: findings accepted, each with its reason.
+    pub suppressions: Vec<super::baseline::Suppression>,
 }
 
 fn config_error(cause: String) -> Error {
@@ -144,15 +151,57 @@ impl LintConfig {
                         config.levels.insert(known, parse_level(code, level)?);
                     }
                 }
+                "suppress" => {
+                    config.suppressions = super::baseline::Suppression::from_toml(value)?;
+                }
                 other => {
                     return Err(Error::usage(format!("[lint] has an unknown key `{other}`"))
                         .with_advice(
-                            "the [lint] table takes fail_on, fail_under and a [lint.rules] table",
+                            "the [lint] table takes fail_on, fail_under, a [lint.rules] table and \
+                             [[lint.suppress]] tables",
                         ));
                 }
             }
         }
         Ok(config)
+    }
+
+    /// Narrows the rules to a command line's `--select` (when any is given, only the codes it
+    /// names stay on) and `--ignore` (the codes it names go off), after the `[lint.rules]`
+    /// levels. A selection that names no rule is a usage error: a typo must not quietly turn
+    /// every rule off, or none.
+    pub fn restrict(&mut self, select: &[String], ignore: &[String]) -> Result<(), Error> {
+        let resolve = |flag: &str, selections: &[String]| -> Result<Vec<Code>, Error> {
+            let mut codes = Vec::new();
+            for selection in selections {
+                let matched = Code::matching(selection);
+                if matched.is_empty() {
+                    return Err(
+                        Error::usage(format!("{flag} `{selection}` names no lint rule"))
+                            .with_advice(
+                                "give a code (TDQS-D007 or D007) or a prefix of one: a family (D \
+                         description, N naming, P parameters, A annotations, B budget, M \
+                         model-directed text) or a group (D00); `docs/lint.md` lists every code",
+                            ),
+                    );
+                }
+                codes.extend(matched);
+            }
+            Ok(codes)
+        };
+        let selected = resolve("--select", select)?;
+        let ignored = resolve("--ignore", ignore)?;
+        if !select.is_empty() {
+            for rule in super::catalogue::RULES {
+                if !selected.contains(&rule.code) {
+                    self.levels.insert(rule.code, None);
+                }
+            }
+        }
+        for code in ignored {
+            self.levels.insert(code, None);
+        }
+        Ok(())
     }
 
     /// The effective severity of a code (`None` when it is turned off).
@@ -203,6 +252,33 @@ mod tests {
                 "[lint.rules] names an unknown code `TDQS-X999`".to_string()
             ))
         );
+    }
+
+    #[test]
+    fn select_keeps_only_what_it_names_and_ignore_turns_off() {
+        let mut c = LintConfig::from_toml(Some(&table("[lint.rules]\nTDQS-D012 = \"error\"\n")))
+            .unwrap_or_default();
+        assert!(c
+            .restrict(
+                &["D01".to_string(), "TDQS-A003".to_string()],
+                &["d013".to_string()]
+            )
+            .is_ok());
+        assert_eq!(c.level(Code::D012), Some(Severity::Error));
+        assert_eq!(c.level(Code::A003), Some(Code::A003.rule().severity));
+        assert_eq!(c.level(Code::D013), None);
+        assert_eq!(c.level(Code::D001), None);
+        assert_eq!(c.level(Code::N001), None);
+        let mut c = LintConfig::default();
+        let err = c.restrict(&[], &["TDQS-Z1".to_string()]).err();
+        assert_eq!(
+            err.map(|e| (e.stage, e.cause)),
+            Some((
+                Stage::Usage,
+                "--ignore `TDQS-Z1` names no lint rule".to_string()
+            ))
+        );
+        assert_eq!(c, LintConfig::default());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `tdqs-gate lint`: deterministic findings on tool definitions, with no model.
 //!
 //! The library side is pure: [`lint_export`] turns an export and a [`LintConfig`] into a
-//! [`LintReport`]; [`render_text`], [`render_json`] and [`render_sarif`] turn a report into
+//! [`LintReport`]; [`render_text`], [`render_json`], [`render_markdown`] and [`render_sarif`] turn a report into
 //! bytes; [`should_fail`] applies `--fail-on` / `--fail-under`. The command line reads the
 //! export (or starts the server), writes the chosen rendering and exits 1 when
 //! [`should_fail`] says so: for `lint`, failing its threshold is the lint's "block". Errors
@@ -11,9 +11,11 @@
 //! catalogue. The facts and word lists are shared with the static judge
 //! ([`crate::judge::static_judge`]).
 
+pub mod baseline;
 pub mod catalogue;
 pub mod config;
 pub mod facts;
+pub mod markdown;
 pub mod namespaces;
 pub mod pairs;
 pub mod render;
@@ -29,6 +31,7 @@ use tdqs_core::export::Export;
 
 pub use catalogue::{Finding, Severity};
 pub use config::{FailOn, LintConfig};
+pub use markdown::render_markdown;
 pub use render::{render_json, render_sarif, render_sarif_located, render_text};
 pub use scorecard::Scorecard;
 
@@ -56,6 +59,9 @@ pub struct LintReport {
     /// A file the findings point at in SARIF (the export file or the config that launches the
     /// server); set by the caller.
     pub artifact: Option<String>,
+    /// What a baseline and `[[lint.suppress]]` took out of `findings` ([`baseline::apply`]).
+    #[serde(default)]
+    pub hidden: baseline::Hidden,
 }
 
 impl LintReport {
@@ -122,6 +128,7 @@ pub fn lint_tools(
         scorecards,
         disabled,
         artifact: None,
+        hidden: baseline::Hidden::default(),
     }
 }
 

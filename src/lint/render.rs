@@ -135,6 +135,10 @@ pub fn render_text(report: &LintReport) -> String {
         }
     }
     out.push('\n');
+    if !report.hidden.is_inactive() {
+        out.push_str(&report.hidden.summary());
+        out.push('\n');
+    }
     out.push_str(&summary_line(report));
     out.push('\n');
     out
@@ -159,6 +163,11 @@ pub fn render_json(report: &LintReport) -> String {
         "scorecards": report.scorecards,
         "findings": report.findings,
     });
+    let mut value = value;
+    if !report.hidden.is_inactive() {
+        // Only when a baseline or a suppression was given: other reports keep their bytes.
+        value["summary"]["hidden"] = json!(report.hidden);
+    }
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".to_string());
     text.push('\n');
     text

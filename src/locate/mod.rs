@@ -29,6 +29,8 @@ pub const SKIPPED_DIRS: &[&str] = &[
     ".pytest_cache",
     ".tox",
     "vendor",
+    // The gate's own report folder: its reports quote every description of both sides.
+    ".tool-definition-score",
 ];
 
 /// Bounds of one walk.

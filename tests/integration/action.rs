@@ -387,6 +387,9 @@ pub(crate) mod runner {
         pub level: String,
         pub title: String,
         pub message: String,
+        /// The `file` and `line` properties, for an annotation on a line of the diff.
+        pub file: Option<String>,
+        pub line: Option<u32>,
     }
 
     /// The whole run.
@@ -499,10 +502,18 @@ pub(crate) mod runner {
                 .find_map(|p| p.strip_prefix("title="))
                 .map(unescape)
                 .unwrap_or_default();
+            let property = |name: &str| {
+                props
+                    .split(',')
+                    .find_map(|p| p.strip_prefix(name)?.strip_prefix('='))
+                    .map(unescape)
+            };
             out.push(Annotation {
                 level: level.to_string(),
                 title,
                 message: unescape(message),
+                file: property("file"),
+                line: property("line").and_then(|l| l.parse().ok()),
             });
         }
         out
@@ -1139,6 +1150,23 @@ fn worse_definitions_block_with_the_static_judge_and_update_the_sticky_comment()
             .any(|a| a.title == "tdqs-gate: BLOCK" && a.message.contains("mean TDQS fell")),
         "{errors:?}"
     );
+    // Each fallen tool defined on a line the pull request changed is annotated on that line.
+    let on_lines: Vec<&runner::Annotation> = run
+        .annotations
+        .iter()
+        .filter(|a| a.level == "warning" && a.file.is_some())
+        .collect();
+    // careless.json replaces every description, so every fallen tool's line changed.
+    assert!(!on_lines.is_empty(), "{:?}", run.annotations);
+    for a in &on_lines {
+        assert_eq!(a.file.as_deref(), Some("tools.json"), "{a:?}");
+        assert!(a.line.is_some_and(|l| l > 1), "{a:?}");
+        assert!(
+            a.title.starts_with("tdqs-gate: ") && a.title.ends_with(" fell"),
+            "{a:?}"
+        );
+        assert!(a.message.starts_with("TDQS of "), "{a:?}");
+    }
     // The upload ran although the job fails.
     assert!(run
         .artifacts

@@ -81,6 +81,7 @@ pub fn explain(base: &SideScore, head: &SideScore) -> Causes {
             effect_exact: format!("{}/{}", effect.numer(), effect.denom()),
             dimensions,
             change: None,
+            location: None,
         });
     }
     // The costliest fall first; ties by name for a stable report.

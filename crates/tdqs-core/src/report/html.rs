@@ -560,7 +560,9 @@ fn causes_blocks(causes: &Causes) -> Vec<Block> {
             vec![words(format!("(costs the mean {:.3})", t.effect))],
         );
         let fall = words(format!(" {} → {} ", t.base, t.head));
-        let mut blocks = vec![paragraph(vec![strong(vec![code(&t.tool)]), fall, cost])];
+        let mut line = vec![strong(vec![code(&t.tool)]), fall, cost];
+        line.extend(sections::defined_at(t));
+        let mut blocks = vec![paragraph(line)];
         let deleted = t
             .change
             .as_ref()

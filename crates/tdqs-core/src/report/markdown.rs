@@ -246,7 +246,9 @@ fn causes_blocks(causes: &Causes) -> Vec<Block> {
         out.push(Block::Table(table));
         let items = causes.tools.iter().map(|t| {
             let fall = words(format!(" {} → {}", t.base, t.head));
-            let mut item = ListItem::new(vec![strong(vec![code(&t.tool)]), fall]);
+            let mut line = vec![strong(vec![code(&t.tool)]), fall];
+            line.extend(sections::defined_at(t));
+            let mut item = ListItem::new(line);
             let fixes = super::changed::fix_lines(t);
             // A deleted description has one fix, and it comes first.
             let deleted = fixes.first().is_some_and(|(label, _)| label.is_none());

@@ -161,6 +161,59 @@ pub struct FallenTool {
     /// What changed in its definition (description sentences, schema and annotation fields).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<super::changed::ToolChange>,
+    /// Where the head's tree defines it, when the gate read that tree and found it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<SourceLine>,
+}
+
+/// A tool's definition in a side's tree (see [`crate::locate`]): the path relative to the
+/// tree's root with `/` separators, the 1-based line and column (code points) of its
+/// description (or of its name when only that was found), and how sure the match is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceLine {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    pub confidence: crate::locate::Confidence,
+}
+
+impl SourceLine {
+    /// The located place of `tool` in `locations`, if it was located.
+    pub fn of_tool(locations: &crate::locate::Locations, tool: &str) -> Option<SourceLine> {
+        match &locations.tool(tool)?.place {
+            crate::locate::Place::Located { at, confidence, .. } => Some(SourceLine {
+                path: at.path.clone(),
+                line: at.line,
+                column: at.column,
+                confidence: *confidence,
+            }),
+            crate::locate::Place::NotLocated { .. } => None,
+        }
+    }
+
+    /// `path:line`, as a reader and an editor take it.
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.path, self.line)
+    }
+}
+
+impl Causes {
+    /// Gives each fallen tool the place `locations` (the head's tree) has for it.
+    pub fn locate_in(&mut self, locations: &crate::locate::Locations) {
+        for tool in &mut self.tools {
+            tool.location = SourceLine::of_tool(locations, &tool.tool);
+        }
+    }
+
+    /// The same account without source places: what the first pair alone determines.
+    pub fn without_locations(&self) -> Causes {
+        let mut plain = self.clone();
+        for tool in &mut plain.tools {
+            tool.location = None;
+        }
+        plain
+    }
 }
 
 /// A tool present on one side only (it moves the mean too).

@@ -72,6 +72,19 @@ pub(crate) fn causes_intro(causes: &Causes) -> Vec<Block> {
     out
 }
 
+/// " · defined at `server.py:42`" for a fallen tool the head's tree was found to define, with
+/// "(medium confidence)" when only its name or first sentence matched; nothing otherwise.
+pub(crate) fn defined_at(tool: &FallenTool) -> Vec<Inline> {
+    let Some(at) = &tool.location else {
+        return Vec::new();
+    };
+    let mut out = vec![words(" · defined at "), code(at.label())];
+    if at.confidence == crate::locate::Confidence::Medium {
+        out.push(words(" (medium confidence)"));
+    }
+    out
+}
+
 /// The selection check's call-out when the mean TDQS rose while selection fell.
 pub(crate) fn rose_while_fell(attrs: Attrs) -> Block {
     let what = strong(vec![words(
