@@ -33,10 +33,7 @@ fn twelve_tools() -> Value {
 
 /// The gate with the fake judge and `adjust` applied to its command.
 fn gate_with(setup: &Setup, adjust: impl FnOnce(&mut std::process::Command)) -> Run {
-    let mut args: Vec<String> = vec!["--base".into(), "main".into()];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    setup.run_with(&refs, adjust)
+    setup.gate_with(&[], adjust)
 }
 
 /// The report's first warning (the configuration change comes first).

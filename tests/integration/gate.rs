@@ -597,8 +597,7 @@ fn each_invalid_row_of_the_result_table_is_exit_2_with_a_report() {
         let setup = Setup::new(&base_tools());
         setup.set_head(&head_with(WORSE));
         setup.fake.control(control);
-        let mut args = vec!["--base".to_string(), "main".to_string()];
-        args.extend(setup.judge_args());
+        let mut args = setup.gate_args(&[]);
         if what == "a prompt that fails its hash" {
             let at = args.iter().position(|a| a == "--spec-url").unwrap();
             args[at + 1] = tampered_url.clone();
@@ -824,10 +823,7 @@ fn github_step_summary_and_outputs_are_written() {
     let output = setup.work().join("github-output.txt");
     std::fs::write(&summary, "earlier step\n").unwrap();
     let (s, o) = (summary.clone(), output.clone());
-    let mut args = vec!["--base".to_string(), "main".to_string()];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run_with(&refs, |c| {
+    let run = setup.gate_with(&[], |c| {
         c.env("GITHUB_STEP_SUMMARY", &s).env("GITHUB_OUTPUT", &o);
     });
     run.assert_code(1);
@@ -844,11 +840,8 @@ fn github_step_summary_and_outputs_are_written() {
     let unchanged = Setup::new(&base_tools());
     let output = unchanged.work().join("github-output.txt");
     let o = output.clone();
-    let mut args = vec!["--base".to_string(), "main".to_string()];
-    args.extend(unchanged.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     unchanged
-        .run_with(&refs, |c| {
+        .gate_with(&[], |c| {
             c.env("GITHUB_OUTPUT", &o);
         })
         .assert_code(0);
@@ -910,12 +903,8 @@ fn ctrl_c_while_the_judge_hangs_is_invalid_and_leaves_nothing_running() {
     let before = setup.repo.snapshot();
     let tmp = setup.work().join("tmp-interrupted");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut args = vec!["--base".to_string(), "main".to_string()];
-    args.extend(setup.judge_args());
-    args.extend([
-        "--report-dir".into(),
-        setup.work().join("report").display().to_string(),
-    ]);
+    let report_dir = setup.work().join("report").display().to_string();
+    let args = setup.gate_args(&["--report-dir", &report_dir]);
     let running = Running::spawn(setup.command(&args, &tmp), setup.work().join("report"));
     let gate_pid = running.pid;
     let hung = wait_for(Duration::from_secs(60), || {
@@ -975,19 +964,18 @@ fn ctrl_c_while_a_server_hangs_is_invalid_and_leaves_nothing_running() {
     let before = setup.repo.snapshot();
     let tmp = setup.work().join("tmp-interrupted");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut args = vec![
-        "--base".to_string(),
-        "main".to_string(),
-        "--command".to_string(),
-        format!("python3 {{root}}/hang.py {}", pids.display()),
-        // The servers write their pids into the test's folder, outside any sandbox's view:
-        // what is tested here is the gate's own clean-up.
-        "--sandbox".to_string(),
-        "off".to_string(),
-        "--report-dir".to_string(),
-        setup.work().join("report").display().to_string(),
-    ];
-    args.extend(setup.judge_args());
+    let command = format!("python3 {{root}}/hang.py {}", pids.display());
+    let report_dir = setup.work().join("report").display().to_string();
+    // The servers write their pids into the test's folder, outside any sandbox's view: what is
+    // tested here is the gate's own clean-up.
+    let args = setup.gate_args(&[
+        "--command",
+        &command,
+        "--sandbox",
+        "off",
+        "--report-dir",
+        &report_dir,
+    ]);
     let running = Running::spawn(setup.command(&args, &tmp), setup.work().join("report"));
     let gate_pid = running.pid;
     // Both sides' servers run at once.
