@@ -287,12 +287,40 @@ fn sandbox_decision(
     sandbox::decide(server.sandbox, &settings, ci, sandbox::probe)
 }
 
-/// The package cache a side may write: only the gate's base side (reviewed code) shares it.
-fn cache_use(side_name: &str) -> crate::platform::sandbox::CacheUse {
-    if side_name == "base" || side_name.ends_with(" base") {
-        crate::platform::sandbox::CacheUse::Shared
-    } else {
-        crate::platform::sandbox::CacheUse::Private
+/// Which side of a run an export is for. Passed as a value (not read back out of a progress
+/// label) because it decides what the side's server may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SideRole {
+    /// The gate's base: reviewed code.
+    Base,
+    /// The gate's head: the pull request.
+    Head,
+    /// One side exported on its own (`tdqs-gate export`, `ci export`).
+    Alone,
+}
+
+impl SideRole {
+    /// The side's name in progress events: `base`, `head` or `export`, after the server's name
+    /// when a run covers several servers.
+    pub(super) fn label(self, server: Option<&str>) -> String {
+        let role = match self {
+            SideRole::Base => "base",
+            SideRole::Head => "head",
+            SideRole::Alone => "export",
+        };
+        match server {
+            Some(name) => format!("{name} {role}"),
+            None => role.to_string(),
+        }
+    }
+
+    /// The package cache the side may write: only the gate's base side (reviewed code) shares
+    /// it.
+    fn cache_use(self) -> crate::platform::sandbox::CacheUse {
+        match self {
+            SideRole::Base => crate::platform::sandbox::CacheUse::Shared,
+            SideRole::Head | SideRole::Alone => crate::platform::sandbox::CacheUse::Private,
+        }
     }
 }
 
@@ -302,11 +330,11 @@ async fn export_side(
     plan: &LaunchPlan,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    side_name: &str,
+    role: SideRole,
 ) -> Result<SideExport, Error> {
     let commit = side.commit.clone();
     let temporary_root = side.is_temporary().then(|| side.root.clone());
-    let result = export_in(&side, plan, probe, progress, side_name).await;
+    let result = export_in(&side, plan, probe, progress, role, None).await;
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
     let export =
@@ -342,14 +370,17 @@ pub(super) fn reproducible(
 }
 
 /// Starts one side's server in `side`'s tree and exports its tools; the tree stays (several
-/// servers of a monorepo are exported from one worktree).
+/// servers of a monorepo are exported from one worktree). `server` names the server in
+/// progress events when the run covers several.
 pub(super) async fn export_in(
     side: &Side,
     plan: &LaunchPlan,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    side_name: &str,
+    role: SideRole,
+    server: Option<&str>,
 ) -> Result<SideExport, Error> {
+    let side_name = role.label(server);
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
     // Setup commands of the pull request must not change the user's working tree: they run in
@@ -376,11 +407,11 @@ pub(super) async fn export_in(
             &run_root,
             plan.sandbox(),
             plan.package_cache(),
-            cache_use(side_name),
+            role.cache_use(),
         )?;
         let observe = |event| {
             progress.event(ProgressEvent::Setup {
-                side: side_name.to_string(),
+                side: side_name.clone(),
                 event,
             })
         };
@@ -590,7 +621,9 @@ pub(super) async fn obtain_from(
                 match (base, base_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
                     (_, Some(side)) => match &plans.base {
-                        Some(plan) => export_side(side, plan, &probe, progress, "base").await,
+                        Some(plan) => {
+                            export_side(side, plan, &probe, progress, SideRole::Base).await
+                        }
                         None => Err(Error::internal("no base plan")),
                     },
                     _ => Err(Error::internal("no base side")),
@@ -600,7 +633,9 @@ pub(super) async fn obtain_from(
                 match (head, head_side) {
                     (SideSource::ExportFile(path), _) => read_file_side(path),
                     (_, Some(side)) => match &plans.head {
-                        Some(plan) => export_side(side, plan, &probe, progress, "head").await,
+                        Some(plan) => {
+                            export_side(side, plan, &probe, progress, SideRole::Head).await
+                        }
                         None => Err(Error::internal("no head plan")),
                     },
                     _ => Err(Error::internal("no head side")),
@@ -703,7 +738,24 @@ pub(crate) async fn export_one(
             return Err(e);
         }
     };
-    Ok(export_side(side, &plan, &probe, progress, "export")
+    Ok(export_side(side, &plan, &probe, progress, SideRole::Alone)
         .await?
         .export)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SideRole;
+    use crate::platform::sandbox::CacheUse;
+
+    #[test]
+    fn only_the_base_shares_the_package_cache_whatever_the_server_is_called() {
+        assert_eq!(SideRole::Base.cache_use(), CacheUse::Shared);
+        assert_eq!(SideRole::Head.cache_use(), CacheUse::Private);
+        assert_eq!(SideRole::Alone.cache_use(), CacheUse::Private);
+        // A server called "base" labels its head "base head": the label no longer decides.
+        assert_eq!(SideRole::Head.label(Some("base")), "base head");
+        assert_eq!(SideRole::Base.label(Some("web")), "web base");
+        assert_eq!(SideRole::Alone.label(None), "export");
+    }
 }
