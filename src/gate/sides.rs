@@ -35,8 +35,9 @@ pub(crate) struct SideExport {
     pub settings_changed: Option<String>,
 }
 
-pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
-    let export = crate::export::file::read_export(path)?;
+/// One side from an export file of at most `limit` bytes ([`export_file_limit`]).
+pub(crate) fn read_file_side(path: &Path, limit: u64) -> Result<SideExport, Error> {
+    let export = crate::export::file::read_export_within(path, limit)?;
     tdqs_core::digest::verify_export(&export)
         .map_err(|e| e.context(format!("the export file {}", path.display())))?;
     Ok(SideExport {
@@ -47,6 +48,29 @@ pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
         blind: None,
         settings_changed: None,
     })
+}
+
+/// The most bytes a given export file may hold: three times the listing limit a server would
+/// get under these settings ([`crate::export::file::export_file_limit`]): `--max-listing-bytes`,
+/// else the largest `max-listing-bytes` of the settings' server tables, else the default.
+pub(crate) fn export_file_limit(server: &ServerOptions, settings: Option<&Config>) -> u64 {
+    let configured = settings
+        .into_iter()
+        .flat_map(|c| c.server.iter().chain(c.servers.iter().map(|s| &s.server)))
+        .filter_map(|s| s.max_listing_bytes)
+        .max();
+    let listing = server
+        .max_listing_bytes
+        .or(configured)
+        .unwrap_or(tdqs_core::export::DEFAULT_MAX_LISTING_BYTES);
+    crate::export::file::export_file_limit(listing)
+}
+
+/// [`export_file_limit`] under the run's settings (the base revision's, else `--settings-rev`'s,
+/// else the defaults), as the sides given as export files are read.
+pub(crate) fn export_file_limit_of(opts: &GateOptions) -> Result<u64, Error> {
+    let settings = super::base_settings::SettingsSource::of(opts).config(opts.repo.as_deref())?;
+    Ok(export_file_limit(&opts.server, settings.as_ref()))
 }
 
 /// The probe profile: the configuration's, with command-line overrides.
@@ -562,8 +586,9 @@ pub(super) async fn obtain_from(
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
         (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
-            let base = read_file_side(b)?;
-            let mut head = read_file_side(h)?;
+            let limit = export_file_limit_of(opts)?;
+            let base = read_file_side(b, limit)?;
+            let mut head = read_file_side(h, limit)?;
             head.decision = super::base_settings::decision_of(opts)?;
             Ok((base, head))
         }
@@ -617,9 +642,15 @@ pub(super) async fn obtain_from(
                 (Some(side), Some(plan)) => plan.blind_to_tree(&side.root),
                 _ => None,
             };
+            let file_limit = match (base, head) {
+                (SideSource::ExportFile(_), _) | (_, SideSource::ExportFile(_)) => {
+                    export_file_limit_of(opts)?
+                }
+                _ => crate::export::file::MAX_EXPORT_FILE_BYTES,
+            };
             let base_fut = async {
                 match (base, base_side) {
-                    (SideSource::ExportFile(path), _) => read_file_side(path),
+                    (SideSource::ExportFile(path), _) => read_file_side(path, file_limit),
                     (_, Some(side)) => match &plans.base {
                         Some(plan) => {
                             export_side(side, plan, &probe, progress, SideRole::Base).await
@@ -631,7 +662,7 @@ pub(super) async fn obtain_from(
             };
             let head_fut = async {
                 match (head, head_side) {
-                    (SideSource::ExportFile(path), _) => read_file_side(path),
+                    (SideSource::ExportFile(path), _) => read_file_side(path, file_limit),
                     (_, Some(side)) => match &plans.head {
                         Some(plan) => {
                             export_side(side, plan, &probe, progress, SideRole::Head).await
@@ -697,7 +728,8 @@ pub(crate) async fn export_one(
     progress: &dyn Progress,
 ) -> Result<Export, Error> {
     if let SideSource::ExportFile(path) = source {
-        return Ok(read_file_side(path)?.export);
+        // No settings revision here: the command line's listing limit, else the default.
+        return Ok(read_file_side(path, export_file_limit(server, None))?.export);
     }
     let mut tree_roots = Vec::new();
     let (side, config_root) =

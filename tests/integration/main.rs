@@ -11,6 +11,7 @@ mod eval;
 mod eval_judges;
 mod export;
 mod export_dirs;
+mod export_files_follow_the_listing_limit;
 mod gate;
 mod getting_started;
 mod hardening;
