@@ -441,6 +441,7 @@ pub(super) async fn export_in(
         };
         let listing = list_tools_observed(&spec, probe, &observe)
             .await
+            .map_err(|e| crate::export::process::explain_hidden_paths(e, &spec))
             .map_err(|e| e.context(format!("exporting {label}")))?;
         let mut warnings: Vec<String> = plan.warnings().to_vec();
         if sandbox.is_some() {
