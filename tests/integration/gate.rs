@@ -731,21 +731,51 @@ fn check_accepts_a_fresh_report_with_its_own_verdict_and_no_model_call() {
     check(&unchanged, &run.report_path()).assert_code(0);
 }
 
+/// Each edit of a saved report is refused, naming what no longer follows (one BLOCK run, one
+/// edited copy of its report a row).
 #[test]
-fn check_rejects_an_edited_score() {
+fn check_rejects_each_edit_of_a_report() {
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit, &str); 4] = [
+        (
+            "a score",
+            |r| {
+                r["pairs"][1]["head"]["tools"]["close_issue"]["scores"]["purpose_clarity"] =
+                    json!(5)
+            },
+            "pair 2 head: tool `close_issue` records TDQS 1.8 but its scores give 2.6",
+        ),
+        (
+            "the export",
+            |r| r["head"]["tools"][0]["description"] = json!("Edited after the run."),
+            "the report's head export",
+        ),
+        (
+            "the account of what fell",
+            |r| {
+                r["causes"]["tools"][0]["dimensions"][0]["justification"] = json!("Edited by hand.")
+            },
+            "(`causes`) does not follow from its first pair",
+        ),
+        (
+            "the pair count",
+            |r| {
+                r["pairs"].as_array_mut().unwrap().pop();
+            },
+            "the report has 2 pairs but the noise-aware rule requires more",
+        ),
+    ];
     let (setup, run) = blocked();
-    let path = edited_report(&setup, &run, |r| {
-        r["pairs"][1]["head"]["tools"]["close_issue"]["scores"]["purpose_clarity"] = json!(5);
-    });
-    let checked = check(&setup, &path);
-    checked.assert_code(2);
-    assert!(
-        checked
-            .stderr
-            .contains("pair 2 head: tool `close_issue` records TDQS 1.8 but its scores give 2.6"),
-        "{}",
-        checked.describe()
-    );
+    for (what, edit, refusal) in edits {
+        let path = edited_report(&setup, &run, edit);
+        let checked = check(&setup, &path);
+        checked.assert_code(2);
+        assert!(
+            checked.stderr.contains(refusal),
+            "an edit of {what}: {}",
+            checked.describe()
+        );
+    }
 }
 
 #[test]
@@ -762,55 +792,6 @@ fn check_rejects_a_head_changed_since_the_report() {
         checked
             .stderr
             .contains("the head's tool definitions changed since the report: `get_issue`"),
-        "{}",
-        checked.describe()
-    );
-}
-
-#[test]
-fn check_rejects_an_edited_export() {
-    let (setup, run) = blocked();
-    let path = edited_report(&setup, &run, |r| {
-        r["head"]["tools"][0]["description"] = json!("Edited after the run.");
-    });
-    let checked = check(&setup, &path);
-    checked.assert_code(2);
-    assert!(
-        checked.stderr.contains("the report's head export"),
-        "{}",
-        checked.describe()
-    );
-}
-
-#[test]
-fn check_rejects_an_edited_account_of_what_fell() {
-    let (setup, run) = blocked();
-    let path = edited_report(&setup, &run, |r| {
-        r["causes"]["tools"][0]["dimensions"][0]["justification"] = json!("Edited by hand.");
-    });
-    let checked = check(&setup, &path);
-    checked.assert_code(2);
-    assert!(
-        checked
-            .stderr
-            .contains("(`causes`) does not follow from its first pair"),
-        "{}",
-        checked.describe()
-    );
-}
-
-#[test]
-fn check_rejects_a_wrong_pair_count() {
-    let (setup, run) = blocked();
-    let path = edited_report(&setup, &run, |r| {
-        r["pairs"].as_array_mut().unwrap().pop();
-    });
-    let checked = check(&setup, &path);
-    checked.assert_code(2);
-    assert!(
-        checked
-            .stderr
-            .contains("the report has 2 pairs but the noise-aware rule requires more"),
         "{}",
         checked.describe()
     );
