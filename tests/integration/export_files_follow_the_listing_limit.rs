@@ -3,7 +3,7 @@
 //! `max-listing-bytes`, else the default (32 MiB, so 96 MiB). A fixed 96 MiB refused a file
 //! that a raised limit had let the gate write, and read far more than a lowered one allows.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -34,7 +34,7 @@ fn two_exports(setup: &Setup) -> (PathBuf, PathBuf) {
     (base, head)
 }
 
-fn gate_on_files(setup: &Setup, base: &PathBuf, head: &PathBuf, extra: &[&str]) -> Run {
+fn gate_on_files(setup: &Setup, base: &Path, head: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
         "--base-export".to_string(),
         base.display().to_string(),
