@@ -9,7 +9,8 @@ fail() { local m="${1//%/%25}" && m="${m//$'\r'/%0D}" && printf '::error title=t
 out() { [[ -z "${GITHUB_OUTPUT:-}" ]] || printf '%s=%s\n' "$1" "$2" >>"${GITHUB_OUTPUT}"; }
 root() { printf '%s\n' "${GITHUB_ACTION_PATH:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"; }
 sha256() { if command -v sha256sum >/dev/null; then sha256sum | cut -d' ' -f1; else shasum -a 256 | cut -d' ' -f1; fi; }
-cache_root() { printf '%s\n' "${TDQS_GATE_ACTION_CACHE:-${HOME}/.cache/tdqs-gate-action}"; } && exports() { printf '%s\n' "${INPUT_EXPORTS_DIR:-${RUNNER_TEMP:-/tmp}/tdqs-gate-exports}"; }
+cache_root() { printf '%s\n' "${TDQS_GATE_ACTION_CACHE:-${HOME}/.cache/tdqs-gate-action}"; }
+exports() { printf '%s\n' "${INPUT_EXPORTS_DIR:-${RUNNER_TEMP:-/tmp}/tdqs-gate-exports}"; }
 workdir() { [[ -d "${INPUT_WORKING_DIRECTORY:-.}" ]] || fail "working-directory '${INPUT_WORKING_DIRECTORY}' does not exist; check out the repository with actions/checkout first, or fix the input"; (cd "${INPUT_WORKING_DIRECTORY:-.}" && pwd -P); }
 # Everything the binary is built from, and the compiler: a cached build is reused only for both.
 source_digest() { (cd "$(root)" && { rustc -V 2>/dev/null || echo no-rustc; find Cargo.toml Cargo.lock src crates schemas tdqs/version.json -type f 2>/dev/null | LC_ALL=C sort |
@@ -111,7 +112,8 @@ cmd_export() {
 }
 cmd_score() {
     local code=0 var="" args=("--judge=${INPUT_JUDGE:-claude-code}" "--report-dir=${REPORT_DIR}")
-    [[ -z "${INPUT_CONCURRENCY:-}" ]] || args+=("--concurrency=${INPUT_CONCURRENCY}") && [[ -z "${INPUT_EVAL:-}" ]] || args+=("--eval=${INPUT_EVAL/_/-}")
+    [[ -z "${INPUT_CONCURRENCY:-}" ]] || args+=("--concurrency=${INPUT_CONCURRENCY}")
+    [[ -z "${INPUT_EVAL:-}" ]] || args+=("--eval=${INPUT_EVAL/_/-}")
     [[ "${INPUT_SUGGEST:-false}" != [Tt]rue ]] || args+=("--suggest")
     case "${INPUT_JUDGE:-claude-code}" in claude-code) var=CLAUDE_CODE_OAUTH_TOKEN ;; anthropic) var=ANTHROPIC_API_KEY ;; openai) var=OPENAI_API_KEY ;; esac
     if [[ -n "${INPUT_TOKEN:-}" && -n "${var}" ]]; then export "${var}=${INPUT_TOKEN}" && args+=("--token-env=${var}"); fi
@@ -144,7 +146,14 @@ cmd_finish() {
         *) echo "tdqs-gate: INVALID: tdqs-gate ended with exit code ${EXIT_CODE}, which is neither PASS (0) nor BLOCK (1)" >&2 && exit 2 ;;
     esac
 }
-cmd_sandbox() { local s=() && [[ "$(id -u)" == 0 ]] || s=(sudo -n); command -v bwrap >/dev/null || { "${s[@]}" apt-get update -qq && "${s[@]}" apt-get install -y -qq bubblewrap; }; [[ ! -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ]] || "${s[@]}" sysctl -qw kernel.apparmor_restrict_unprivileged_userns=0; bwrap --version; }
+# bubblewrap for the sandbox, and (on Ubuntu 24.04) the unprivileged user namespaces it needs.
+cmd_sandbox() {
+    local s=()
+    [[ "$(id -u)" == 0 ]] || s=(sudo -n)
+    command -v bwrap >/dev/null || { "${s[@]}" apt-get update -qq && "${s[@]}" apt-get install -y -qq bubblewrap; }
+    [[ ! -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ]] || "${s[@]}" sysctl -qw kernel.apparmor_restrict_unprivileged_userns=0
+    bwrap --version
+}
 case "${1:-}" in
     prepare) cmd_prepare ;; install) cmd_install ;; fetch-base) cmd_fetch_base ;; export) cmd_export ;;
     score) cmd_score ;; lint) cmd_lint ;; comment) cmd_comment ;; finish) cmd_finish ;; sandbox) cmd_sandbox ;;

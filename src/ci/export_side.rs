@@ -157,6 +157,9 @@ fn write_base_settings(args: &ExportSide<'_>) -> Result<(), Error> {
     if let Some(drop) = config.decision.tool_drop {
         text.push_str(&format!("tool-drop = {drop}\n"));
     }
+    if let Some(growth) = config.decision.max_listing_growth {
+        text.push_str(&format!("max-listing-growth = {growth}\n"));
+    }
     let path = args.output_dir.join(SETTINGS_FILE);
     crate::platform::atomic::write_atomically(&path, text.as_bytes(), Some(0o644)).map_err(|io| {
         Error::io(

@@ -193,11 +193,8 @@ pub struct GateArgs {
     pub sides: SideArgs,
     #[command(flatten)]
     pub report_dir: ReportDirArgs,
-    /// The revision whose tdqs-gate.toml holds the gate's settings when the base is an export
-    /// file (e.g. the pull request's base commit); without it, export-file runs use the
-    /// defaults and the flags. With --base, the base revision's always apply.
-    #[arg(long, value_name = "REV")]
-    pub settings_rev: Option<String>,
+    #[command(flatten)]
+    pub rule: RuleArgs,
     /// Also write a shields.io endpoint badge (the head's mean TDQS and tier) to FILE, for
     /// PASS and BLOCK runs (see docs/github-action.md, "A badge").
     #[arg(long, value_name = "FILE")]
@@ -214,19 +211,6 @@ pub struct GateArgs {
     /// --answer-cache and TDQS_GATE_ANSWER_CACHE).
     #[arg(long)]
     pub no_answer_cache: bool,
-    /// The decision rule: noise-aware (default; see docs/decision.md) or reference (the
-    /// reference gate's rule exactly). Overrides the pins' `confirmation.rule`.
-    #[arg(long, value_enum, value_name = "RULE")]
-    pub decision_rule: Option<DecisionRuleArg>,
-    /// Per-tool guard of the noise-aware rule: a tool whose TDQS falls by at least this much
-    /// (median of three pairs, beyond its noise) BLOCKs [default: 0.5, or `[decision] tool-drop`].
-    #[arg(long, value_name = "TDQS")]
-    pub tool_drop: Option<f64>,
-    /// Opt-in growth rule: BLOCK when the head's tool listing has more than this many percent
-    /// more tokens than the base's and the mean TDQS did not rise [default: off, or
-    /// `[decision] max-listing-growth`].
-    #[arg(long, value_name = "PERCENT", allow_negative_numbers = true)]
-    pub max_listing_growth: Option<i64>,
     /// List every tool in the report. By default a server with more than 50 tools on a side
     /// has its unchanged tools (same definition and scores on both sides) summarised.
     #[arg(long)]
@@ -254,6 +238,32 @@ pub struct GateArgs {
     pub server: ServerArgs,
     #[command(flatten)]
     pub judge: JudgeArgs,
+}
+
+/// How the gate decides and where its settings come from: given to the gate, and to `check`
+/// the same way (a report must have been decided by the rule they require).
+#[derive(Debug, Clone, Args, Default)]
+pub struct RuleArgs {
+    /// The decision rule: noise-aware (default; see docs/decision.md) or reference (the
+    /// reference gate's rule exactly). Overrides the pins' `confirmation.rule`. `check` refuses a
+    /// report decided by another rule than this, the pins and the base's `[decision]` require.
+    #[arg(long, value_enum, value_name = "RULE")]
+    pub decision_rule: Option<DecisionRuleArg>,
+    /// Per-tool guard of the noise-aware rule: a tool whose TDQS falls by at least this much
+    /// (median of three pairs, beyond its noise) BLOCKs [default: 0.5, or `[decision] tool-drop`].
+    /// `check` refuses a report decided with another guard.
+    #[arg(long, value_name = "TDQS")]
+    pub tool_drop: Option<f64>,
+    /// Opt-in growth rule: BLOCK when the head's tool listing has more than this many percent
+    /// more tokens than the base's and the mean TDQS did not rise [default: off, or
+    /// `[decision] max-listing-growth`]. `check` refuses a report decided with another limit.
+    #[arg(long, value_name = "PERCENT", allow_negative_numbers = true)]
+    pub max_listing_growth: Option<i64>,
+    /// The revision whose tdqs-gate.toml holds the settings (`[decision]`, the servers, …) when
+    /// the base is an export file (e.g. the pull request's base commit); without it, export-file
+    /// runs use the defaults and the flags. With --base, the base revision's always apply.
+    #[arg(long, value_name = "REV")]
+    pub settings_rev: Option<String>,
 }
 
 /// Where each side of a comparison comes from: the gate's two sides, or the sides `check`
@@ -303,23 +313,10 @@ pub struct CheckArgs {
     /// it), so a report edited since is refused.
     #[arg(long, value_name = "SHA256")]
     pub expect_digest: Option<String>,
-    /// The decision rule the report must have been decided by, when the run that wrote it was
-    /// given one (`--decision-rule`): a report decided by a weaker rule than the pins, the base's
-    /// `[decision]` and these flags require is refused.
-    #[arg(long, value_enum, value_name = "RULE")]
-    pub decision_rule: Option<DecisionRuleArg>,
-    /// The per-tool guard the report must have been decided with, when the run that wrote it was
-    /// given one (`--tool-drop`).
-    #[arg(long, value_name = "TDQS")]
-    pub tool_drop: Option<f64>,
-    /// The growth limit the report must have been decided with, when the run that wrote it was
-    /// given one (`--max-listing-growth`).
-    #[arg(long, value_name = "PERCENT", allow_negative_numbers = true)]
-    pub max_listing_growth: Option<i64>,
-    /// The revision whose tdqs-gate.toml holds the settings (`[decision]`, the servers) when the
-    /// report's base is an export file (e.g. the pull request's base commit).
-    #[arg(long, value_name = "REV")]
-    pub settings_rev: Option<String>,
+    // The rule the report must have been decided by (the one the run that wrote it was given)
+    // and where the settings come from when its base is an export file.
+    #[command(flatten)]
+    pub rule: RuleArgs,
     // The sides to export now (default: the revisions the report records; with --base alone,
     // the head is the working tree).
     #[command(flatten)]
@@ -753,6 +750,36 @@ mod tests {
                 other => panic!("{args:?}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn the_rule_flags_read_the_same_in_the_gate_and_in_check() {
+        let gate = Cli::command();
+        let check = gate
+            .find_subcommand("check")
+            .expect("check is a subcommand")
+            .clone();
+        for flag in ["decision-rule", "tool-drop", "settings-rev"] {
+            let help_of = |command: &clap::Command| {
+                let arg = command
+                    .get_arguments()
+                    .find(|a| a.get_long() == Some(flag))
+                    .unwrap_or_else(|| panic!("{} has no --{flag}", command.get_name()));
+                arg.get_help().map(ToString::to_string)
+            };
+            let in_gate = help_of(&gate);
+            assert!(in_gate.is_some(), "--{flag} has no help");
+            assert_eq!(in_gate, help_of(&check), "--{flag}");
+        }
+        let parsed = parse(&["check", "r.json", "--decision-rule", "reference"]).unwrap();
+        match parsed.command {
+            Some(Command::Check(check)) => {
+                assert_eq!(check.rule.decision_rule, Some(DecisionRuleArg::Reference))
+            }
+            other => panic!("{other:?}"),
+        }
+        let parsed = parse(&["--base", "main", "--tool-drop", "0.7"]).unwrap();
+        assert_eq!(parsed.gate.rule.tool_drop, Some(0.7));
     }
 
     #[test]

@@ -92,13 +92,13 @@ pub(super) fn gate_options(args: &GateArgs) -> Result<GateOptions, Error> {
         judge: judge_options(&args.judge)?,
         report_dir: report_dir(&args.report_dir, &args.repo),
         share_identical: !args.independent_sides,
-        decision_rule: args.decision_rule.map(Into::into),
-        tool_drop: tool_drop(args.tool_drop)?,
-        max_listing_growth: max_listing_growth(args.max_listing_growth)?,
+        decision_rule: args.rule.decision_rule.map(Into::into),
+        tool_drop: tool_drop(args.rule.tool_drop)?,
+        max_listing_growth: max_listing_growth(args.rule.max_listing_growth)?,
         full_report: args.full_report,
         eval: None,
         suggest: gate_suggest_options(args)?,
-        settings_rev: args.settings_rev.clone(),
+        settings_rev: args.rule.settings_rev.clone(),
         settings_file: None,
         answer_cache: AnswerCacheChoice::from_args(
             args.answer_cache.as_deref(),
@@ -223,10 +223,10 @@ pub(super) async fn check_command(args: CheckArgs, verbosity: Verbosity) -> Resu
         head,
         server: server_options(&args.server)?,
         judge: judge_options(&args.judge)?,
-        decision_rule: args.decision_rule.map(Into::into),
-        tool_drop: tool_drop(args.tool_drop)?,
-        max_listing_growth: max_listing_growth(args.max_listing_growth)?,
-        settings_rev: args.settings_rev.clone(),
+        decision_rule: args.rule.decision_rule.map(Into::into),
+        tool_drop: tool_drop(args.rule.tool_drop)?,
+        max_listing_growth: max_listing_growth(args.rule.max_listing_growth)?,
+        settings_rev: args.rule.settings_rev.clone(),
     };
     let progress = Arc::new(StderrProgress::new(verbosity));
     let outcome = gate::check::run(

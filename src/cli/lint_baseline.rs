@@ -14,7 +14,7 @@ use tdqs_core::error::{Error, Stage};
 /// (the same rules and suppressions as the report it is compared with).
 pub(super) fn read(path: &Path, config: &LintConfig) -> Result<(BaselineFile, String), Error> {
     let shown = path.display().to_string();
-    let text = crate::export::file::read_untrusted(path).map_err(|e| {
+    let text = crate::export::file::read_untrusted(path, crate::export::file::MAX_EXPORT_FILE_BYTES).map_err(|e| {
         e.context(format_args!("--baseline {shown}"))
             .with_advice("pass a file written by `tdqs-gate lint --write-baseline FILE`, or the base revision's export")
     })?;

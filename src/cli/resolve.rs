@@ -95,7 +95,13 @@ pub(crate) async fn one_export(
     progress: &dyn crate::progress::Progress,
 ) -> Result<tdqs_core::export::Export, Error> {
     if let Some(path) = file {
-        return crate::export::file::read_export(path);
+        let listing = server
+            .max_listing_bytes
+            .unwrap_or(tdqs_core::export::DEFAULT_MAX_LISTING_BYTES);
+        return crate::export::file::read_export_within(
+            path,
+            crate::export::file::export_file_limit(listing),
+        );
     }
     let source = match rev {
         Some(rev) => SideSource::Revision(rev.to_string()),

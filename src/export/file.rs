@@ -11,11 +11,18 @@ use tdqs_core::export::{Export, EXPORT_SCHEMA_VERSION};
 
 use tdqs_core::digest::verify_export;
 
-/// Reads an export file and checks it ([`verify_export`]): an export whose hashes or sizes do
-/// not follow from its tools is refused, so a hand-edited file cannot decide a gate.
+/// Reads an export file of at most [`MAX_EXPORT_FILE_BYTES`] (the default listing limit's) and
+/// checks it, as [`read_export_within`].
 pub fn read_export(path: &Path) -> Result<Export> {
+    read_export_within(path, MAX_EXPORT_FILE_BYTES)
+}
+
+/// Reads an export file of at most `limit` bytes ([`export_file_limit`]) and checks it
+/// ([`verify_export`]): an export whose hashes or sizes do not follow from its tools is refused,
+/// so a hand-edited file cannot decide a gate.
+pub fn read_export_within(path: &Path, limit: u64) -> Result<Export> {
     let shown = path.display();
-    let text = read_untrusted(path)?;
+    let text = read_untrusted(path, limit)?;
     let not_an_export = |what: String| {
         Error::new(
             Stage::Export,
@@ -59,30 +66,41 @@ pub(crate) fn export_of_value(path: &Path, value: Value) -> Result<Export> {
     Ok(export)
 }
 
-/// The most bytes an export file may hold. An export of the largest listing a server may send
-/// (`--max-listing-bytes`, 32 MiB by default) is about that size again with its hashes and
-/// pretty-printing; anything beyond this is not an export the gate wrote.
-pub const MAX_EXPORT_FILE_BYTES: u64 = 96 * 1024 * 1024;
+/// The most bytes an export file may hold when the listing limit is `max_listing_bytes`
+/// (`--max-listing-bytes`): an export of the largest listing a server may send is about that
+/// size again with its hashes and pretty-printing, so three times the limit leaves room; anything
+/// beyond it is not an export the gate wrote under that limit.
+pub const fn export_file_limit(max_listing_bytes: usize) -> u64 {
+    (max_listing_bytes as u64).saturating_mul(3)
+}
+
+/// The most bytes an export file may hold under the default listing limit (32 MiB): 96 MiB.
+pub const MAX_EXPORT_FILE_BYTES: u64 =
+    export_file_limit(tdqs_core::export::DEFAULT_MAX_LISTING_BYTES);
 
 /// An export file's text, read as untrusted data: it may come from a job that ran the pull
 /// request's code (a downloaded artifact, a folder it wrote). Only a regular file is read, never
-/// through a symbolic link, and at most [`MAX_EXPORT_FILE_BYTES`]: a FIFO cannot block the gate
-/// and a link to `/dev/zero` or to a file outside the folder is refused with its cause.
-pub(crate) fn read_untrusted(path: &Path) -> Result<String> {
+/// through a symbolic link, and at most `limit` bytes: a FIFO cannot block the gate and a link to
+/// `/dev/zero` or to a file outside the folder is refused with its cause.
+pub(crate) fn read_untrusted(path: &Path, limit: u64) -> Result<String> {
     use crate::platform::safe_file::{read_regular, Links, ReadError};
     let shown = path.display();
-    let bytes = read_regular(path, Links::Refuse, MAX_EXPORT_FILE_BYTES).map_err(|err| {
+    let bytes = read_regular(path, Links::Refuse, limit).map_err(|err| {
         let advice = match err {
             ReadError::NotFound => {
-                "check the path, or create the file with `tdqs-gate export -o FILE`"
+                "check the path, or create the file with `tdqs-gate export -o FILE`".to_string()
             }
             ReadError::Symlink | ReadError::NotRegular(_) => {
                 "an export is read only from a regular file: pass the file itself, as `tdqs-gate \
                  export -o FILE` wrote it"
+                    .to_string()
             }
-            ReadError::Io(_) => {
-                "pass a file written by `tdqs-gate export -o FILE` (at most 96 MiB)"
-            }
+            ReadError::Io(_) => format!(
+                "pass a file written by `tdqs-gate export -o FILE`; an export file may hold three \
+                 times the listing limit ({} MiB here): for a larger one, raise \
+                 --max-listing-bytes (or `max-listing-bytes` in the settings' `[server]` table)",
+                limit / (1024 * 1024)
+            ),
         };
         Error::new(
             Stage::Export,

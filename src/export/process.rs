@@ -364,6 +364,60 @@ pub(crate) fn confine(
     Ok(Some(decision.record()))
 }
 
+/// A sandboxed server's failure, told with the files its plan names that the sandbox hides
+/// ([`crate::platform::sandbox::hidden_paths`]): a server started with `/home/me/server.js` or
+/// `CONFIG=/tmp/x.json` otherwise fails with a bare "no such file" that does not say why the file
+/// the user can see is missing. Values of secret variables are not looked at.
+pub(crate) fn explain_hidden_paths(error: Error, spec: &LaunchSpec) -> Error {
+    let Some(sandbox) = &spec.sandbox else {
+        return error;
+    };
+    let mut words: Vec<&str> = vec![spec.program.as_str()];
+    words.extend(spec.args.iter().map(String::as_str));
+    for setup in &spec.setup {
+        words.push(setup.program.as_str());
+        words.extend(setup.args.iter().map(String::as_str));
+    }
+    words.extend(
+        spec.env
+            .iter()
+            .filter(|(name, _)| !spec.secret_env.contains(name))
+            .map(|(_, value)| value.as_str()),
+    );
+    let hidden = crate::platform::sandbox::hidden_paths::hidden_paths_named(
+        sandbox.mounts(),
+        words,
+        &|path| path.exists(),
+    );
+    if hidden.is_empty() {
+        return error;
+    }
+    let list: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
+    let (them, they) = if list.len() == 1 {
+        ("it", "it lies")
+    } else {
+        ("them", "they lie")
+    };
+    let mut error = error;
+    error.cause = format!(
+        "{}; the sandbox hides {} from the server: {they} outside the side's tree, in a folder \
+         the sandbox replaces with an empty one (/tmp, /home, /root, the gate's HOME or TMPDIR)",
+        error.cause,
+        list.join(", ")
+    );
+    let before = error
+        .advice
+        .take()
+        .map(|a| format!(" (if that is not the cause: {a})"))
+        .unwrap_or_default();
+    error.advice = Some(format!(
+        "put what the server needs in the repository and name {them} with {{root}} (the side's \
+         tree), or, for a trusted local run, turn the sandbox off: --sandbox off, or \
+         `[sandbox] mode = \"off\"` in tdqs-gate.toml{before}"
+    ));
+    redact_error(spec, error)
+}
+
 // ---------------------------------------------------------------------------------------------
 // The server process
 

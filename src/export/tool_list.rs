@@ -31,7 +31,7 @@ enum Contents {
 /// [`super::file::read_export`] does. Anything else is refused with the forms that are read.
 pub fn read_export_or_tool_list(path: &Path) -> Result<Export> {
     let shown = path.display();
-    let text = read_untrusted(path)?;
+    let text = read_untrusted(path, super::file::MAX_EXPORT_FILE_BYTES)?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|err| unreadable(path, format!("it is not valid JSON ({err})")))?;
     match classify(value).map_err(|what| unreadable(path, what))? {

@@ -355,7 +355,10 @@ pub(super) fn sides_of(
     head: Option<&Entry>,
 ) -> Result<(sides::SideExport, sides::SideExport, Option<String>), Error> {
     let read = |label: &str, entry: &Entry| match entry {
-        Entry::Export(path) => sides::read_file_side(path).map_err(|e| e.context(label)),
+        Entry::Export(path) => {
+            sides::read_file_side(path, crate::export::file::MAX_EXPORT_FILE_BYTES)
+                .map_err(|e| e.context(label))
+        }
         Entry::Failed(reason) => Err(Error::new(
             Stage::Export,
             format!("the {label} export of server `{name}` failed: {reason}"),

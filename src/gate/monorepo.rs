@@ -351,13 +351,24 @@ pub(super) async fn export_pair(
     progress: &dyn Progress,
 ) -> Result<(sides::SideExport, sides::SideExport), Error> {
     let probe = &prepared.probe;
-    let (base_label, head_label) = (
-        format!("{} base", prepared.name),
-        format!("{} head", prepared.name),
-    );
+    let name = Some(prepared.name.as_str());
     let (b, h) = tokio::join!(
-        sides::export_in(base, &prepared.base_plan, probe, progress, &base_label),
-        sides::export_in(head, &prepared.head_plan, probe, progress, &head_label),
+        sides::export_in(
+            base,
+            &prepared.base_plan,
+            probe,
+            progress,
+            sides::SideRole::Base,
+            name
+        ),
+        sides::export_in(
+            head,
+            &prepared.head_plan,
+            probe,
+            progress,
+            sides::SideRole::Head,
+            name
+        ),
     );
     // Both servers are stopped: nothing they left running may outlive their export.
     crate::platform::harden::end_detached();

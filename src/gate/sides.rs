@@ -41,8 +41,9 @@ pub(crate) struct SideExport {
     pub locations: Option<tdqs_core::locate::Locations>,
 }
 
-pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
-    let export = crate::export::file::read_export(path)?;
+/// One side from an export file of at most `limit` bytes ([`export_file_limit`]).
+pub(crate) fn read_file_side(path: &Path, limit: u64) -> Result<SideExport, Error> {
+    let export = crate::export::file::read_export_within(path, limit)?;
     tdqs_core::digest::verify_export(&export)
         .map_err(|e| e.context(format!("the export file {}", path.display())))?;
     Ok(SideExport {
@@ -54,6 +55,29 @@ pub(crate) fn read_file_side(path: &Path) -> Result<SideExport, Error> {
         settings_changed: None,
         locations: None,
     })
+}
+
+/// The most bytes a given export file may hold: three times the listing limit a server would
+/// get under these settings ([`crate::export::file::export_file_limit`]): `--max-listing-bytes`,
+/// else the largest `max-listing-bytes` of the settings' server tables, else the default.
+pub(crate) fn export_file_limit(server: &ServerOptions, settings: Option<&Config>) -> u64 {
+    let configured = settings
+        .into_iter()
+        .flat_map(|c| c.server.iter().chain(c.servers.iter().map(|s| &s.server)))
+        .filter_map(|s| s.max_listing_bytes)
+        .max();
+    let listing = server
+        .max_listing_bytes
+        .or(configured)
+        .unwrap_or(tdqs_core::export::DEFAULT_MAX_LISTING_BYTES);
+    crate::export::file::export_file_limit(listing)
+}
+
+/// [`export_file_limit`] under the run's settings (the base revision's, else `--settings-rev`'s,
+/// else the defaults), as the sides given as export files are read.
+pub(crate) fn export_file_limit_of(opts: &GateOptions) -> Result<u64, Error> {
+    let settings = super::base_settings::SettingsSource::of(opts).config(opts.repo.as_deref())?;
+    Ok(export_file_limit(&opts.server, settings.as_ref()))
 }
 
 /// The probe profile: the configuration's, with command-line overrides.
@@ -294,12 +318,40 @@ fn sandbox_decision(
     sandbox::decide(server.sandbox, &settings, ci, sandbox::probe)
 }
 
-/// The package cache a side may write: only the gate's base side (reviewed code) shares it.
-fn cache_use(side_name: &str) -> crate::platform::sandbox::CacheUse {
-    if side_name == "base" || side_name.ends_with(" base") {
-        crate::platform::sandbox::CacheUse::Shared
-    } else {
-        crate::platform::sandbox::CacheUse::Private
+/// Which side of a run an export is for. Passed as a value (not read back out of a progress
+/// label) because it decides what the side's server may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SideRole {
+    /// The gate's base: reviewed code.
+    Base,
+    /// The gate's head: the pull request.
+    Head,
+    /// One side exported on its own (`tdqs-gate export`, `ci export`).
+    Alone,
+}
+
+impl SideRole {
+    /// The side's name in progress events: `base`, `head` or `export`, after the server's name
+    /// when a run covers several servers.
+    pub(super) fn label(self, server: Option<&str>) -> String {
+        let role = match self {
+            SideRole::Base => "base",
+            SideRole::Head => "head",
+            SideRole::Alone => "export",
+        };
+        match server {
+            Some(name) => format!("{name} {role}"),
+            None => role.to_string(),
+        }
+    }
+
+    /// The package cache the side may write: only the gate's base side (reviewed code) shares
+    /// it.
+    fn cache_use(self) -> crate::platform::sandbox::CacheUse {
+        match self {
+            SideRole::Base => crate::platform::sandbox::CacheUse::Shared,
+            SideRole::Head | SideRole::Alone => crate::platform::sandbox::CacheUse::Private,
+        }
     }
 }
 
@@ -309,11 +361,11 @@ async fn export_side(
     plan: &LaunchPlan,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    side_name: &str,
+    role: SideRole,
 ) -> Result<SideExport, Error> {
     let commit = side.commit.clone();
     let temporary_root = side.is_temporary().then(|| side.root.clone());
-    let result = export_in(&side, plan, probe, progress, side_name).await;
+    let result = export_in(&side, plan, probe, progress, role, None).await;
     // Remove the worktree now, and report a failure to remove it: leaving one behind is a defect.
     let closed = side.close();
     let export =
@@ -349,16 +401,18 @@ pub(super) fn reproducible(
 }
 
 /// Starts one side's server in `side`'s tree and exports its tools; the tree stays (several
-/// servers of a monorepo are exported from one worktree).
+/// servers of a monorepo are exported from one worktree). `server` names the server in
+/// progress events when the run covers several.
 pub(super) async fn export_in(
     side: &Side,
     plan: &LaunchPlan,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    side_name: &str,
+    role: SideRole,
+    server: Option<&str>,
 ) -> Result<SideExport, Error> {
     let tree = RunTree::open(side, plan)?;
-    let result = list_in(side, &tree, plan, probe, progress, side_name, true).await;
+    let result = list_in(side, &tree, plan, probe, progress, role, server, true).await;
     let closed = tree.close();
     let export = result?;
     closed?;
@@ -409,9 +463,11 @@ pub(super) async fn list_in(
     plan: &LaunchPlan,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    side_name: &str,
+    role: SideRole,
+    server: Option<&str>,
     run_setup: bool,
 ) -> Result<SideExport, Error> {
+    let side_name = role.label(server);
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
     let run_root = tree.root.clone();
@@ -433,16 +489,17 @@ pub(super) async fn list_in(
             &run_root,
             plan.sandbox(),
             plan.package_cache(),
-            cache_use(side_name),
+            role.cache_use(),
         )?;
         let observe = |event| {
             progress.event(ProgressEvent::Setup {
-                side: side_name.to_string(),
+                side: side_name.clone(),
                 event,
             })
         };
         let listing = list_tools_observed(&spec, probe, &observe)
             .await
+            .map_err(|e| crate::export::process::explain_hidden_paths(e, &spec))
             .map_err(|e| e.context(format!("exporting {label}")))?;
         let mut warnings: Vec<String> = plan.warnings().to_vec();
         if sandbox.is_some() {
@@ -494,8 +551,7 @@ pub(super) async fn list_in(
     let export = result?;
     // Only the head's lines are shown (a fallen tool is fixed there), and only from the first
     // export. A tree that cannot be read costs the links, never the run.
-    let is_base = side_name == "base" || side_name.ends_with(" base");
-    let locations = (run_setup && !is_base)
+    let locations = (run_setup && role != SideRole::Base)
         .then(|| crate::locate::locate(&side.root, &export).ok())
         .flatten();
     Ok(SideExport {
@@ -609,11 +665,12 @@ pub(super) async fn obtain_checked(
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
     match (&opts.base, &opts.head) {
         (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
-            let base = read_file_side(b)?;
-            let mut head = read_file_side(h)?;
+            let limit = export_file_limit_of(opts)?;
+            let base = read_file_side(b, limit)?;
+            let mut head = read_file_side(h, limit)?;
             head.decision = super::base_settings::decision_of(opts)?;
             let again = if check_stability && base.export.set_hash != head.export.set_hash {
-                Some((read_file_side(b)?, read_file_side(h)?))
+                Some((read_file_side(b, limit)?, read_file_side(h, limit)?))
             } else {
                 None
             };
@@ -672,13 +729,20 @@ pub(super) async fn obtain_checked(
                 (Some(side), Some(plan)) => plan.blind_to_tree(&side.root),
                 _ => None,
             };
+            let file_limit = match (base, head) {
+                (SideSource::ExportFile(_), _) | (_, SideSource::ExportFile(_)) => {
+                    export_file_limit_of(opts)?
+                }
+                _ => crate::export::file::MAX_EXPORT_FILE_BYTES,
+            };
             let base_fut = first_export(
                 base,
                 base_side,
                 plans.base.as_ref(),
                 &probe,
                 progress,
-                "base",
+                SideRole::Base,
+                file_limit,
             );
             let head_fut = first_export(
                 head,
@@ -686,7 +750,8 @@ pub(super) async fn obtain_checked(
                 plans.head.as_ref(),
                 &probe,
                 progress,
-                "head",
+                SideRole::Head,
+                file_limit,
             );
             let (base, head) = tokio::join!(base_fut, head_fut);
             // Both servers are stopped: nothing of the pull request's may run until the
@@ -722,7 +787,7 @@ pub(super) async fn obtain_checked(
                         plans.base.as_ref(),
                         &probe,
                         progress,
-                        "base",
+                        SideRole::Base,
                         &base
                     ),
                     export_again(
@@ -730,7 +795,7 @@ pub(super) async fn obtain_checked(
                         plans.head.as_ref(),
                         &probe,
                         progress,
-                        "head",
+                        SideRole::Head,
                         &head
                     ),
                 );
@@ -782,10 +847,12 @@ async fn first_export(
     plan: Option<&LaunchPlan>,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    side_name: &str,
+    role: SideRole,
+    file_limit: u64,
 ) -> Result<(SideExport, Option<PreparedSide>), Error> {
+    let side_name = role.label(None);
     match (source, side) {
-        (SideSource::ExportFile(path), _) => Ok((read_file_side(path)?, None)),
+        (SideSource::ExportFile(path), _) => Ok((read_file_side(path, file_limit)?, None)),
         (_, Some(side)) => {
             let Some(plan) = plan else {
                 return Err(Error::internal(format!("no {side_name} plan")));
@@ -799,7 +866,7 @@ async fn first_export(
                     return Err(e);
                 }
             };
-            match list_in(&side, &tree, plan, probe, progress, side_name, true).await {
+            match list_in(&side, &tree, plan, probe, progress, role, None, true).await {
                 Ok(export) => Ok((export, Some(PreparedSide { side, tree }))),
                 Err(e) => {
                     // Remove the trees now, and report a failure to remove them.
@@ -821,7 +888,7 @@ async fn export_again(
     plan: Option<&LaunchPlan>,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    side_name: &str,
+    role: SideRole,
     first: &SideExport,
 ) -> Result<SideExport, Error> {
     match (prepared, plan) {
@@ -837,7 +904,8 @@ async fn export_again(
                 plan,
                 probe,
                 progress,
-                side_name,
+                role,
+                None,
                 false,
             )
             .await
@@ -891,7 +959,8 @@ pub(crate) async fn export_one(
     progress: &dyn Progress,
 ) -> Result<Export, Error> {
     if let SideSource::ExportFile(path) = source {
-        return Ok(read_file_side(path)?.export);
+        // No settings revision here: the command line's listing limit, else the default.
+        return Ok(read_file_side(path, export_file_limit(server, None))?.export);
     }
     let mut tree_roots = Vec::new();
     let (side, config_root) =
@@ -932,7 +1001,24 @@ pub(crate) async fn export_one(
             return Err(e);
         }
     };
-    Ok(export_side(side, &plan, &probe, progress, "export")
+    Ok(export_side(side, &plan, &probe, progress, SideRole::Alone)
         .await?
         .export)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SideRole;
+    use crate::platform::sandbox::CacheUse;
+
+    #[test]
+    fn only_the_base_shares_the_package_cache_whatever_the_server_is_called() {
+        assert_eq!(SideRole::Base.cache_use(), CacheUse::Shared);
+        assert_eq!(SideRole::Head.cache_use(), CacheUse::Private);
+        assert_eq!(SideRole::Alone.cache_use(), CacheUse::Private);
+        // A server called "base" labels its head "base head": the label no longer decides.
+        assert_eq!(SideRole::Head.label(Some("base")), "base head");
+        assert_eq!(SideRole::Base.label(Some("web")), "web base");
+        assert_eq!(SideRole::Alone.label(None), "export");
+    }
 }

@@ -42,6 +42,8 @@ use std::time::Duration;
 use tdqs_core::error::{Error, Result, Stage};
 use tdqs_core::sandbox::{SandboxKind, SandboxRecord};
 
+pub mod hidden_paths;
+
 /// Processes at once inside one sandbox unless `[sandbox] max-processes` says otherwise: far
 /// above what `npm ci`, `uv sync` or a build with a few jobs starts, far below a fork bomb.
 pub const DEFAULT_MAX_PROCESSES: u32 = 256;

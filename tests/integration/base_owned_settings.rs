@@ -33,10 +33,7 @@ fn twelve_tools() -> Value {
 
 /// The gate with the fake judge and `adjust` applied to its command.
 fn gate_with(setup: &Setup, adjust: impl FnOnce(&mut std::process::Command)) -> Run {
-    let mut args: Vec<String> = vec!["--base".into(), "main".into()];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    setup.run_with(&refs, adjust)
+    setup.gate_with(&[], adjust)
 }
 
 /// The report's first warning (the configuration change comes first).
@@ -426,7 +423,7 @@ fn base_with_loose_guard() -> Setup {
     let setup = Setup::new(&base);
     setup.repo.write(
         "tdqs-gate.toml",
-        &format!("{BASE_CONFIG}\n[decision]\ntool-drop = 4.0\n"),
+        &format!("{BASE_CONFIG}\n[decision]\ntool-drop = 4.0\nmax-listing-growth = 50\n"),
     );
     setup.repo.git(["add", "tdqs-gate.toml"]);
     setup.repo.git(["commit", "-q", "-m", "loosen the guard"]);
@@ -443,9 +440,12 @@ fn the_scoring_job_decides_by_the_bases_decision_settings_from_the_base_folder()
     let run = workflow_steps(&setup, |base, _| {
         let copied = std::fs::read_to_string(base.join("_settings.toml")).unwrap();
         assert!(copied.contains("tool-drop = 4.0"), "{copied}");
+        assert!(copied.contains("max-listing-growth = 50"), "{copied}");
     });
     run.assert_code(0);
-    assert_eq!(run.report()["decisionRule"]["toolDrop"], 4.0);
+    let report = run.report();
+    assert_eq!(report["decisionRule"]["toolDrop"], 4.0);
+    assert_eq!(report["growthRule"]["maxGrowthPercent"], 50);
 }
 
 #[test]

@@ -141,10 +141,7 @@ fn check_refuses_a_monorepo_report_without_a_configured_server() {
 fn check_expect_digest_refuses_a_report_that_is_not_the_written_file() {
     let setup = falling_tool();
     let outputs = setup.work().join("github-output");
-    let mut args: Vec<String> = vec!["--base".into(), "main".into()];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run_with(&refs, |c| {
+    let run = setup.gate_with(&[], |c| {
         c.env("GITHUB_OUTPUT", &outputs);
     });
     run.assert_code(1);

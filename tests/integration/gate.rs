@@ -612,8 +612,7 @@ fn each_invalid_row_of_the_result_table_is_exit_2_with_a_report() {
         let setup = Setup::new(&base_tools());
         setup.set_head(&head_with(WORSE));
         setup.fake.control(control);
-        let mut args = vec!["--base".to_string(), "main".to_string()];
-        args.extend(setup.judge_args());
+        let mut args = setup.gate_args(&[]);
         if what == "a prompt that fails its hash" {
             let at = args.iter().position(|a| a == "--spec-url").unwrap();
             args[at + 1] = tampered_url.clone();
@@ -755,21 +754,51 @@ fn check_accepts_a_fresh_report_with_its_own_verdict_and_no_model_call() {
     check(&unchanged, &run.report_path()).assert_code(0);
 }
 
+/// Each edit of a saved report is refused, naming what no longer follows (one BLOCK run, one
+/// edited copy of its report a row).
 #[test]
-fn check_rejects_an_edited_score() {
+fn check_rejects_each_edit_of_a_report() {
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit, &str); 4] = [
+        (
+            "a score",
+            |r| {
+                r["pairs"][1]["head"]["tools"]["close_issue"]["scores"]["purpose_clarity"] =
+                    json!(5)
+            },
+            "pair 2 head: tool `close_issue` records TDQS 1.8 but its scores give 2.6",
+        ),
+        (
+            "the export",
+            |r| r["head"]["tools"][0]["description"] = json!("Edited after the run."),
+            "the report's head export",
+        ),
+        (
+            "the account of what fell",
+            |r| {
+                r["causes"]["tools"][0]["dimensions"][0]["justification"] = json!("Edited by hand.")
+            },
+            "(`causes`) does not follow from its first pair",
+        ),
+        (
+            "the pair count",
+            |r| {
+                r["pairs"].as_array_mut().unwrap().pop();
+            },
+            "the report has 2 pairs but the noise-aware rule requires more",
+        ),
+    ];
     let (setup, run) = blocked();
-    let path = edited_report(&setup, &run, |r| {
-        r["pairs"][1]["head"]["tools"]["close_issue"]["scores"]["purpose_clarity"] = json!(5);
-    });
-    let checked = check(&setup, &path);
-    checked.assert_code(2);
-    assert!(
-        checked
-            .stderr
-            .contains("pair 2 head: tool `close_issue` records TDQS 1.8 but its scores give 2.6"),
-        "{}",
-        checked.describe()
-    );
+    for (what, edit, refusal) in edits {
+        let path = edited_report(&setup, &run, edit);
+        let checked = check(&setup, &path);
+        checked.assert_code(2);
+        assert!(
+            checked.stderr.contains(refusal),
+            "an edit of {what}: {}",
+            checked.describe()
+        );
+    }
 }
 
 #[test]
@@ -792,65 +821,13 @@ fn check_rejects_a_head_changed_since_the_report() {
 }
 
 #[test]
-fn check_rejects_an_edited_export() {
-    let (setup, run) = blocked();
-    let path = edited_report(&setup, &run, |r| {
-        r["head"]["tools"][0]["description"] = json!("Edited after the run.");
-    });
-    let checked = check(&setup, &path);
-    checked.assert_code(2);
-    assert!(
-        checked.stderr.contains("the report's head export"),
-        "{}",
-        checked.describe()
-    );
-}
-
-#[test]
-fn check_rejects_an_edited_account_of_what_fell() {
-    let (setup, run) = blocked();
-    let path = edited_report(&setup, &run, |r| {
-        r["causes"]["tools"][0]["dimensions"][0]["justification"] = json!("Edited by hand.");
-    });
-    let checked = check(&setup, &path);
-    checked.assert_code(2);
-    assert!(
-        checked
-            .stderr
-            .contains("(`causes`) does not follow from its first pair"),
-        "{}",
-        checked.describe()
-    );
-}
-
-#[test]
-fn check_rejects_a_wrong_pair_count() {
-    let (setup, run) = blocked();
-    let path = edited_report(&setup, &run, |r| {
-        r["pairs"].as_array_mut().unwrap().pop();
-    });
-    let checked = check(&setup, &path);
-    checked.assert_code(2);
-    assert!(
-        checked
-            .stderr
-            .contains("the report has 2 pairs but the noise-aware rule requires more"),
-        "{}",
-        checked.describe()
-    );
-}
-
-#[test]
 fn github_step_summary_and_outputs_are_written() {
     let setup = drop_setup(&[1, 2, 3]);
     let summary = setup.work().join("step-summary.md");
     let output = setup.work().join("github-output.txt");
     std::fs::write(&summary, "earlier step\n").unwrap();
     let (s, o) = (summary.clone(), output.clone());
-    let mut args = vec!["--base".to_string(), "main".to_string()];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run_with(&refs, |c| {
+    let run = setup.gate_with(&[], |c| {
         c.env("GITHUB_STEP_SUMMARY", &s).env("GITHUB_OUTPUT", &o);
     });
     run.assert_code(1);
@@ -867,11 +844,8 @@ fn github_step_summary_and_outputs_are_written() {
     let unchanged = Setup::new(&base_tools());
     let output = unchanged.work().join("github-output.txt");
     let o = output.clone();
-    let mut args = vec!["--base".to_string(), "main".to_string()];
-    args.extend(unchanged.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     unchanged
-        .run_with(&refs, |c| {
+        .gate_with(&[], |c| {
             c.env("GITHUB_OUTPUT", &o);
         })
         .assert_code(0);
@@ -933,12 +907,8 @@ fn ctrl_c_while_the_judge_hangs_is_invalid_and_leaves_nothing_running() {
     let before = setup.repo.snapshot();
     let tmp = setup.work().join("tmp-interrupted");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut args = vec!["--base".to_string(), "main".to_string()];
-    args.extend(setup.judge_args());
-    args.extend([
-        "--report-dir".into(),
-        setup.work().join("report").display().to_string(),
-    ]);
+    let report_dir = setup.work().join("report").display().to_string();
+    let args = setup.gate_args(&["--report-dir", &report_dir]);
     let running = Running::spawn(setup.command(&args, &tmp), setup.work().join("report"));
     let gate_pid = running.pid;
     let hung = wait_for(Duration::from_secs(60), || {
@@ -998,19 +968,18 @@ fn ctrl_c_while_a_server_hangs_is_invalid_and_leaves_nothing_running() {
     let before = setup.repo.snapshot();
     let tmp = setup.work().join("tmp-interrupted");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut args = vec![
-        "--base".to_string(),
-        "main".to_string(),
-        "--command".to_string(),
-        format!("python3 {{root}}/hang.py {}", pids.display()),
-        // The servers write their pids into the test's folder, outside any sandbox's view:
-        // what is tested here is the gate's own clean-up.
-        "--sandbox".to_string(),
-        "off".to_string(),
-        "--report-dir".to_string(),
-        setup.work().join("report").display().to_string(),
-    ];
-    args.extend(setup.judge_args());
+    let command = format!("python3 {{root}}/hang.py {}", pids.display());
+    let report_dir = setup.work().join("report").display().to_string();
+    // The servers write their pids into the test's folder, outside any sandbox's view: what is
+    // tested here is the gate's own clean-up.
+    let args = setup.gate_args(&[
+        "--command",
+        &command,
+        "--sandbox",
+        "off",
+        "--report-dir",
+        &report_dir,
+    ]);
     let running = Running::spawn(setup.command(&args, &tmp), setup.work().join("report"));
     let gate_pid = running.pid;
     // Both sides' servers run at once.

@@ -172,12 +172,8 @@ fn a_fifo_as_the_spec_cache_is_replaced_by_a_download() {
         .join(format!("{SPEC_COMMIT}.md"));
     std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
     mkfifo(&cached);
-    let mut args = vec!["--base".to_string(), "main".to_string()];
-    args.extend(setup.judge_args());
-    args.extend([
-        "--report-dir".to_string(),
-        setup.work().join("reports").display().to_string(),
-    ]);
+    let report_dir = setup.work().join("reports").display().to_string();
+    let args = setup.gate_args(&["--report-dir", &report_dir]);
     let tmp = setup.work().join("tmp-fifo");
     std::fs::create_dir_all(&tmp).unwrap();
     let child = setup

@@ -13,6 +13,7 @@ mod eval;
 mod eval_judges;
 mod export;
 mod export_dirs;
+mod export_files_follow_the_listing_limit;
 mod fallen_tool_lines;
 mod gate;
 mod getting_started;

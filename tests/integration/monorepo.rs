@@ -218,10 +218,7 @@ fn github_outputs_give_the_overall_and_each_server_verdict() {
     api_falls(&setup);
     let outputs = setup.work().join("github-output");
     let summary = setup.work().join("github-summary");
-    let mut args = vec!["--base".to_string(), "main".to_string()];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run_with(&refs, |command| {
+    let run = setup.gate_with(&[], |command| {
         command
             .env("GITHUB_OUTPUT", &outputs)
             .env("GITHUB_STEP_SUMMARY", &summary);

@@ -22,17 +22,7 @@ fn a_base_whose_worktree_vanished_is_invalid_not_pass() {
     let command = format!("{FAKE_SERVER} --tools {{root}}/tools.json --vanish");
     // Unsandboxed: in the sandbox the server cannot remove its own tree's mount points (the
     // removal this stands for comes from outside, from another gate).
-    let mut args: Vec<String> = vec![
-        "--base".into(),
-        "main".into(),
-        "--sandbox".into(),
-        "off".into(),
-        "--command".into(),
-        command,
-    ];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run(&refs);
+    let run = setup.gate(&["--sandbox", "off", "--command", &command]);
     run.assert_code(2);
     assert!(
         run.stderr.contains("disappeared while its server ran"),
@@ -62,10 +52,7 @@ fn a_secret_cut_by_the_stderr_tail_is_not_half_shown() {
     setup
         .repo
         .commit_all("a server that prints a secret, then a long line");
-    let mut args: Vec<String> = vec!["--base".into(), "main".into()];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run_with(&refs, |command| {
+    let run = setup.gate_with(&[], |command| {
         command.env("SERVICE_TOKEN", CUT_SECRET);
     });
     run.assert_code(2);
@@ -112,17 +99,7 @@ fn a_detached_daemon_is_ended_before_the_judge_starts() {
     );
     // Without the sandbox (in it the daemon dies with the setup's PID namespace, and could not
     // see the judge's log in the test's folder).
-    let mut args: Vec<String> = vec![
-        "--base".into(),
-        "main".into(),
-        "--sandbox".into(),
-        "off".into(),
-        "--command".into(),
-        command,
-    ];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run(&refs);
+    let run = setup.gate(&["--sandbox", "off", "--command", &command]);
     assert!(setup.fake.ever_started(), "{}", run.describe());
     assert!(
         !witness.exists(),

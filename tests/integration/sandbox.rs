@@ -580,3 +580,48 @@ fn sandbox_the_node_example_builds_and_exports_the_same_set_hash() {
     let (boxed, open) = hashes(&setup, "issue-tracker-node", &[]);
     assert_same_listing("issue-tracker-node", &boxed, &open);
 }
+
+/// A plan that names a file outside the side's tree, in a folder the sandbox hides (here the
+/// gate's own TMPDIR), fails with an error that names the file, says the sandbox hides it and
+/// gives both fixes; `--sandbox off` (a trusted local run) then works.
+#[test]
+fn a_file_the_sandbox_hides_is_named_with_the_fix() {
+    if !bwrap_installed() {
+        return;
+    }
+    let setup = Setup::new(&base_tools());
+    let out = setup.work().join("hidden.json");
+    // `export` gives the gate this folder as its TMPDIR, which the sandbox always hides,
+    // wherever the repository and the test's own temporary folder are.
+    let outside = setup.work().join("export-tmp-hidden").join("server");
+    std::fs::create_dir_all(&outside).unwrap();
+    for file in ["server.py", "tools.json"] {
+        std::fs::copy(setup.repo.path.join(file), outside.join(file)).unwrap();
+    }
+    let server = outside.join("server.py").display().to_string();
+    let command = format!("python3 {server}");
+    let output = export(
+        &setup,
+        &["--sandbox", "on", "--command", &command],
+        &out,
+        |_| {},
+    );
+    let report = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{report}");
+    for needle in [
+        format!("the sandbox hides {server} from the server"),
+        "{root}".to_string(),
+        "--sandbox off".to_string(),
+        "[sandbox] mode = \"off\"".to_string(),
+    ] {
+        assert!(report.contains(&needle), "{needle}: {report}");
+    }
+    assert!(!out.exists());
+    let output = export(
+        &setup,
+        &["--sandbox", "off", "--command", &command],
+        &out,
+        |_| {},
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}

@@ -54,15 +54,7 @@ fn run_with_secrets(setup: &Setup, server_args: &str, probe: &Path) -> Run {
         .commit_all("a server that steals its parent's environment");
     // Unsandboxed: the masking and the non-dumpable gate are what is tested (the probe file
     // lies outside the tree); tests/integration/sandbox.rs covers the sandboxed server.
-    let mut args: Vec<String> = vec![
-        "--base".into(),
-        "main".into(),
-        "--sandbox".into(),
-        "off".into(),
-    ];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    setup.run_with(&refs, |command| {
+    setup.gate_with(&["--sandbox", "off"], |command| {
         for (name, value) in SECRETS {
             command.env(name, value);
         }
@@ -202,17 +194,7 @@ fn a_detached_daemon_is_ended_and_reported() {
     );
     // The subreaper is the defence without the sandbox (in it, daemons die with its PID
     // namespace), and the daemons record their pids outside the tree.
-    let mut args: Vec<String> = vec![
-        "--base".into(),
-        "main".into(),
-        "--sandbox".into(),
-        "off".into(),
-        "--command".into(),
-        command,
-    ];
-    args.extend(setup.judge_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = setup.run(&refs);
+    let run = setup.gate(&["--sandbox", "off", "--command", &command]);
     let pids = sleeper_pids(&daemons);
     // Kill whatever survived, so a failing run leaves nothing behind.
     let survivors: Vec<i64> = pids.iter().copied().filter(|p| alive(*p)).collect();
@@ -245,18 +227,16 @@ fn gate_with_hanging_servers(setup: &Setup, tmp: &Path) -> (std::process::Child,
         "sh -c 'echo $$ > {}/$(basename \"$0\").pid; exec {FAKE_SERVER} --mode hang --ignore-eof --ignore-term' {{root}}",
         pids.display()
     );
-    let mut args: Vec<String> = vec![
-        "--base".into(),
-        "main".into(),
-        "--command".into(),
-        command,
-        // The servers' pids are written outside the tree: the gate's own clean-up is tested.
-        "--sandbox".into(),
-        "off".into(),
-        "--report-dir".into(),
-        setup.work().join("report-signal").display().to_string(),
-    ];
-    args.extend(setup.judge_args());
+    let report_dir = setup.work().join("report-signal").display().to_string();
+    // The servers' pids are written outside the tree: the gate's own clean-up is tested.
+    let args = setup.gate_args(&[
+        "--command",
+        &command,
+        "--sandbox",
+        "off",
+        "--report-dir",
+        &report_dir,
+    ]);
     let mut gate = setup.command(&args, tmp);
     std::os::unix::process::CommandExt::process_group(&mut gate, 0);
     let child = gate
@@ -426,15 +406,8 @@ fn concurrent_gates_in_one_repository_all_finish() {
                 let tmp = setup.work().join(format!("tmp-concurrent-{round}-{i}"));
                 std::fs::create_dir_all(&tmp).unwrap();
                 let report = setup.work().join(format!("report-concurrent-{round}-{i}"));
-                let mut args: Vec<String> = vec![
-                    "--base".into(),
-                    "main".into(),
-                    "--command".into(),
-                    command.clone(),
-                    "--report-dir".into(),
-                    report.display().to_string(),
-                ];
-                args.extend(setup.judge_args());
+                let report_dir = report.display().to_string();
+                let args = setup.gate_args(&["--command", &command, "--report-dir", &report_dir]);
                 let child = setup
                     .command(&args, &tmp)
                     .stdout(Stdio::piped())

@@ -112,12 +112,8 @@ fn setup_in_place_uses_the_working_tree_itself() {
     let setup = node_like(true);
     let tmp = setup.work().join("tmp-in-place");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut args: Vec<String> = vec!["--base".into(), "main".into()];
-    args.extend(setup.judge_args());
-    args.extend([
-        "--report-dir".into(),
-        setup.work().join("r").display().to_string(),
-    ]);
+    let report_dir = setup.work().join("r").display().to_string();
+    let args = setup.gate_args(&["--report-dir", &report_dir]);
     let output = setup.command(&args, &tmp).output().unwrap();
     let run = Run::from_output(output, setup.work().join("r"));
     run.assert_code(0);

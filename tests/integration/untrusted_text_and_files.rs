@@ -197,12 +197,8 @@ fn a_signal_at_the_start_of_a_run_leaves_nothing_behind() {
     for delay_ms in [0u64, 2, 5, 10, 20, 30, 50, 80, 120, 200, 400] {
         let tmp = setup.work().join(format!("tmp-signal-{delay_ms}"));
         std::fs::create_dir_all(&tmp).unwrap();
-        let mut args: Vec<String> = vec!["--base".into(), "main".into()];
-        args.extend(setup.judge_args());
-        args.extend([
-            "--report-dir".into(),
-            setup.work().join("report").display().to_string(),
-        ]);
+        let report_dir = setup.work().join("report").display().to_string();
+        let args = setup.gate_args(&["--report-dir", &report_dir]);
         let mut child = setup.command(&args, &tmp).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(delay_ms));
         unsafe {

@@ -340,16 +340,23 @@ impl Setup {
         run
     }
 
-    /// The gate with the fake judge: `--base main` plus [`Self::judge_args`] plus `extra`.
+    /// The gate's arguments with the fake judge: `--base main` plus [`Self::judge_args`] plus
+    /// `extra` (e.g. `--sandbox off --command …` for a server that reaches outside its tree).
+    pub fn gate_args(&self, extra: &[&str]) -> Vec<String> {
+        let mut args: Vec<String> = vec!["--base".into(), "main".into()];
+        args.extend(self.judge_args());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    }
+
+    /// The gate with the fake judge ([`Self::gate_args`]), run by [`Self::run`].
     pub fn gate(&self, extra: &[&str]) -> Run {
         self.gate_with(extra, |_| {})
     }
 
-    /// [`Self::gate`] with `adjust` applied to the command (an environment variable, …).
+    /// [`Self::gate`] with the command adjusted first (its environment, say).
     pub fn gate_with(&self, extra: &[&str], adjust: impl FnOnce(&mut Command)) -> Run {
-        let mut args: Vec<String> = vec!["--base".into(), "main".into()];
-        args.extend(self.judge_args());
-        args.extend(extra.iter().map(|s| s.to_string()));
+        let args = self.gate_args(extra);
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         self.run_with(&refs, adjust)
     }
