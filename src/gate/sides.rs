@@ -412,7 +412,7 @@ pub(super) async fn export_in(
     server: Option<&str>,
 ) -> Result<SideExport, Error> {
     let tree = RunTree::open(side, plan)?;
-    let result = list_in(side, &tree, plan, probe, progress, role, server, true).await;
+    let result = list_in(side, &tree, plan, probe, progress, (role, server), true).await;
     let closed = tree.close();
     let export = result?;
     closed?;
@@ -463,8 +463,7 @@ pub(super) async fn list_in(
     plan: &LaunchPlan,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    role: SideRole,
-    server: Option<&str>,
+    (role, server): (SideRole, Option<&str>),
     run_setup: bool,
 ) -> Result<SideExport, Error> {
     let side_name = role.label(server);
@@ -866,7 +865,7 @@ async fn first_export(
                     return Err(e);
                 }
             };
-            match list_in(&side, &tree, plan, probe, progress, role, None, true).await {
+            match list_in(&side, &tree, plan, probe, progress, (role, None), true).await {
                 Ok(export) => Ok((export, Some(PreparedSide { side, tree }))),
                 Err(e) => {
                     // Remove the trees now, and report a failure to remove them.
@@ -904,8 +903,7 @@ async fn export_again(
                 plan,
                 probe,
                 progress,
-                role,
-                None,
+                (role, None),
                 false,
             )
             .await

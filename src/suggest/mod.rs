@@ -116,6 +116,8 @@ pub(crate) async fn suggest(
                 predicted_tdqs: None,
                 predicted_tier: None,
                 bytes_delta: None,
+                tokens_delta: None,
+                tokenizer: None,
                 calls: 0,
                 tokens: TokenUsage::default(),
                 placement: None,
@@ -173,6 +175,8 @@ async fn rewrite_one(
         predicted_tdqs: None,
         predicted_tier: None,
         bytes_delta: None,
+        tokens_delta: None,
+        tokenizer: None,
         calls: 0,
         tokens: TokenUsage::default(),
         placement: None,
@@ -199,6 +203,14 @@ async fn rewrite_one(
         tdqs_core::digest::canonical_definition_bytes(&proposal).len() as i64
             - tdqs_core::digest::canonical_definition_bytes(current).len() as i64,
     );
+    if let Ok(counter) = crate::cost::Cl100k::load() {
+        use tdqs_core::cost::TokenCounter;
+        let tokens = |v: &serde_json::Value| {
+            counter.count(&serde_json::to_string(v).unwrap_or_default()) as i64
+        };
+        out.tokens_delta = Some(tokens(&proposal) - tokens(current));
+        out.tokenizer = Some(counter.name());
+    }
     out.placement = Some(placement(current, &proposal, &target.tool, located));
     out.proposal = Some(proposal.clone());
     if let Err(refusal) = check_proposal(current, &proposal) {

@@ -61,6 +61,12 @@ fn a_rewrite_that_rescored_at_least_as_high_is_offered_with_its_figures() {
     );
     assert!(tool["predictedTier"].is_string());
     assert!(tool["bytesDelta"].as_i64().unwrap() > 0);
+    // A longer description costs more tokens too, counted with the report's named tokenizer.
+    assert!(tool["tokensDelta"].as_i64().unwrap() > 0);
+    assert!(tool["tokenizer"]
+        .as_str()
+        .unwrap()
+        .starts_with("cl100k_base"));
     // One rewrite request, then two pairs of two scorings.
     assert_eq!(tool["calls"], 5);
     assert_eq!(out["calls"], 5);

@@ -63,6 +63,9 @@ fn tool_blocks(tool: &ToolSuggestion, level: u8) -> Vec<Block> {
         if let Some(delta) = tool.bytes_delta {
             figures.push(format!("{delta:+} bytes"));
         }
+        if let Some(delta) = tool.tokens_delta {
+            figures.push(format!("{delta:+} tokens"));
+        }
         figures.push(format!(
             "{} judge call(s), {} input and {} output tokens",
             tool.calls, tool.tokens.input_tokens, tool.tokens.output_tokens
@@ -140,6 +143,8 @@ mod tests {
             predicted_tdqs: Some(Tenths(41)),
             predicted_tier: Some(Tier::A),
             bytes_delta: Some(120),
+            tokens_delta: Some(25),
+            tokenizer: Some("cl100k_base (tiktoken-rs 0.12.1)".to_string()),
             calls: 5,
             tokens: TokenUsage {
                 input_tokens: 6000,
@@ -168,7 +173,7 @@ mod tests {
             2,
         ));
         assert!(page.contains("1 offered, 0 withheld; 5 of at most 40 judge calls"));
-        assert!(page.contains("predicted TDQS 4.1, tier A (reference 2.8); +120 bytes"));
+        assert!(page.contains("predicted TDQS 4.1, tier A (reference 2.8); +120 bytes; +25 tokens"));
         assert!(page.contains("Replace line 12 of `src/server.ts`:"));
         assert!(page.contains("```suggestion\n  description: \"Weather for one city.\",\n```"));
     }

@@ -73,6 +73,13 @@ pub struct ToolSuggestion {
     /// Canonical definition bytes of the proposal minus those of the definition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_delta: Option<i64>,
+    /// Tokens of the proposal minus those of the definition, each as compact JSON, counted as
+    /// the report's cost section counts them (its tokenizer is named there and in `tokenizer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_delta: Option<i64>,
+    /// The tokenizer of `tokens_delta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
     /// Judge invocations this tool cost (the rewrite request and every scoring, retries
     /// included).
     pub calls: u64,
