@@ -105,22 +105,9 @@ pub(crate) async fn suggest(
         };
         if !model_judged {
             tools.push(ToolSuggestion {
-                tool: target.tool.clone(),
-                status: Status::Checklist,
                 reason: "what the definition is missing on the dimensions to hold".to_string(),
                 checklist: checklist(&export.tools[index], &held),
-                held,
-                proposal: None,
-                pairs: Vec::new(),
-                reference_tdqs: None,
-                predicted_tdqs: None,
-                predicted_tier: None,
-                bytes_delta: None,
-                tokens_delta: None,
-                tokenizer: None,
-                calls: 0,
-                tokens: TokenUsage::default(),
-                placement: None,
+                ..ToolSuggestion::new(&target.tool, Status::Checklist, held)
             });
             continue;
         }
@@ -164,24 +151,7 @@ async fn rewrite_one(
     located: Option<(&Path, &Locations)>,
 ) -> Result<ToolSuggestion, Error> {
     let current = &export.tools[index];
-    let mut out = ToolSuggestion {
-        tool: target.tool.clone(),
-        status: Status::Withheld,
-        reason: String::new(),
-        held: held.clone(),
-        proposal: None,
-        pairs: Vec::new(),
-        reference_tdqs: None,
-        predicted_tdqs: None,
-        predicted_tier: None,
-        bytes_delta: None,
-        tokens_delta: None,
-        tokenizer: None,
-        calls: 0,
-        tokens: TokenUsage::default(),
-        placement: None,
-        checklist: Vec::new(),
-    };
+    let mut out = ToolSuggestion::new(&target.tool, Status::Withheld, held.clone());
     // A rewrite is worth asking for only if one pair can follow it.
     if capped.remaining() < 3 {
         out.reason = format!(

@@ -91,6 +91,30 @@ pub struct ToolSuggestion {
     pub checklist: Vec<ChecklistItem>,
 }
 
+impl ToolSuggestion {
+    /// A tool's entry before anything is asked or scored: no proposal, no figures.
+    pub fn new(tool: &str, status: Status, held: Vec<ToolDimension>) -> ToolSuggestion {
+        ToolSuggestion {
+            tool: tool.to_string(),
+            status,
+            reason: String::new(),
+            held,
+            proposal: None,
+            pairs: Vec::new(),
+            reference_tdqs: None,
+            predicted_tdqs: None,
+            predicted_tier: None,
+            bytes_delta: None,
+            tokens_delta: None,
+            tokenizer: None,
+            calls: 0,
+            tokens: TokenUsage::default(),
+            placement: None,
+            checklist: Vec::new(),
+        }
+    }
+}
+
 /// The rewrites of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
