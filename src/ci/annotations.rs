@@ -209,6 +209,7 @@ mod tests {
                 line,
                 column: 5,
                 confidence: Confidence::High,
+                url: None,
             }),
         }
     }

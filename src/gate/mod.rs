@@ -152,6 +152,10 @@ impl Draft {
         );
         if let (Some(causes), Some(locations)) = (causes.as_mut(), head_locations.as_ref()) {
             causes.locate_in(locations);
+            let env = |name: &str| std::env::var(name).ok();
+            if let Some(base) = blob_base(&env, head_commit.as_deref()) {
+                causes.link_locations(&base);
+            }
         }
         Report {
             schema_version: report::REPORT_SCHEMA_VERSION,
@@ -584,6 +588,36 @@ fn trusted_eval_answers(
         crate::eval::cache::MAX_ENTRY_BYTES as usize,
     )
     .map_err(|e| e.context("reading the base revision's eval cache"))
+}
+
+/// Where the head commit's files are shown on the web, for links to a fallen tool's line:
+/// `GITHUB_SERVER_URL/GITHUB_REPOSITORY/blob/COMMIT` when a GitHub Actions run names an https
+/// host and an `owner/name` repository, and the head is a full commit. Anything else gives no
+/// link (the place is still shown as text).
+pub(crate) fn blob_base(
+    env: &dyn Fn(&str) -> Option<String>,
+    commit: Option<&str>,
+) -> Option<String> {
+    let server = env("GITHUB_SERVER_URL")?;
+    let repository = env("GITHUB_REPOSITORY")?;
+    let commit = commit?;
+    let host_ok = server.strip_prefix("https://").is_some_and(|host| {
+        !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-.:".contains(&b))
+    });
+    let name_ok = |part: &str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
+    };
+    let repo_ok = repository
+        .split_once('/')
+        .is_some_and(|(owner, name)| name_ok(owner) && name_ok(name));
+    let commit_ok = commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    (host_ok && repo_ok && commit_ok).then(|| format!("{server}/{repository}/blob/{commit}"))
 }
 
 /// The reason of a PASS on unchanged definitions (`--check` recomputes it).

@@ -75,3 +75,50 @@ fn a_fallen_tool_carries_its_file_and_line_in_the_report_comment_and_page() {
     setup.repo.commit_all("head");
     assert!(for_report(&typed, &setup.repo.path, &[]).is_empty());
 }
+
+#[test]
+fn in_github_actions_the_fallen_tools_line_is_a_link_to_the_head_commit() {
+    let setup = Setup::new(&base_tools());
+    let head = with_description(&base_tools(), "close_issue", WORSE);
+    setup.set_head(&head);
+    setup
+        .fake
+        .control(script(vec![tool_rule("close_issue", Some(WORSE), None, 2)]));
+    let run = setup.gate_with(&[], |command| {
+        command
+            .env("GITHUB_SERVER_URL", "https://github.com")
+            .env("GITHUB_REPOSITORY", "octo/issue-tracker");
+    });
+    run.assert_code(1);
+    let report = run.report();
+    assert_schema_valid(&report);
+    let location = &report["causes"]["tools"][0]["location"];
+    let line = location["line"].as_u64().unwrap();
+    let commit = setup.repo.rev_parse("HEAD");
+    let url = format!("https://github.com/octo/issue-tracker/blob/{commit}/tools.json#L{line}");
+    assert_eq!(location["url"], json!(url));
+    let markdown = run.markdown();
+    assert!(
+        markdown.contains(&format!("defined at [`tools.json:{line}`]({url})")),
+        "{markdown}"
+    );
+    let html = run.html();
+    assert!(html.contains(&format!("href=\"{url}\"")), "{html}");
+
+    // A host that is not https, or a repository that is not owner/name, gives no link.
+    for (server, repository) in [
+        ("http://github.com", "octo/issue-tracker"),
+        ("https://github.com", "octo/issue tracker"),
+        ("https://github.com", "octo"),
+    ] {
+        let run = setup.gate_with(&[], |command| {
+            command
+                .env("GITHUB_SERVER_URL", server)
+                .env("GITHUB_REPOSITORY", repository);
+        });
+        run.assert_code(1);
+        let location = &run.report()["causes"]["tools"][0]["location"];
+        assert!(location.get("url").is_none(), "{server} {repository}");
+        assert_eq!(location["path"], "tools.json");
+    }
+}

@@ -176,6 +176,10 @@ pub struct SourceLine {
     pub line: u32,
     pub column: u32,
     pub confidence: crate::locate::Confidence,
+    /// The line on the repository's web host (`…/blob/<commit>/<path>#L<line>`), when the run
+    /// knew the host, the repository and the head commit (GitHub Actions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 impl SourceLine {
@@ -187,6 +191,7 @@ impl SourceLine {
                 line: at.line,
                 column: at.column,
                 confidence: *confidence,
+                url: None,
             }),
             crate::locate::Place::NotLocated { .. } => None,
         }
@@ -203,6 +208,19 @@ impl Causes {
     pub fn locate_in(&mut self, locations: &crate::locate::Locations) {
         for tool in &mut self.tools {
             tool.location = SourceLine::of_tool(locations, &tool.tool);
+        }
+    }
+
+    /// Gives each located tool the address of its line under `blob_base`
+    /// (`https://github.com/OWNER/REPO/blob/COMMIT`).
+    pub fn link_locations(&mut self, blob_base: &str) {
+        for location in self.tools.iter_mut().filter_map(|t| t.location.as_mut()) {
+            location.url = Some(format!(
+                "{}/{}#L{}",
+                blob_base.trim_end_matches('/'),
+                url_path(&location.path),
+                location.line
+            ));
         }
     }
 
@@ -374,4 +392,34 @@ pub struct Omitted {
     pub definitions_digest: String,
     /// The size above which a report summarises (`summary::LIST_EVERY_TOOL_UP_TO`).
     pub list_every_tool_up_to: u64,
+}
+
+/// A relative path as a URL path: each segment percent-encoded except unreserved characters.
+fn url_path(path: &str) -> String {
+    path.split('/')
+        .map(|segment| {
+            segment
+                .bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                        (b as char).to_string()
+                    }
+                    _ => format!("%{b:02X}"),
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod source_line_tests {
+    use super::url_path;
+
+    #[test]
+    fn a_path_becomes_a_url_path_with_each_segment_encoded() {
+        assert_eq!(url_path("src/tools.ts"), "src/tools.ts");
+        assert_eq!(url_path("my tools/a#b?.py"), "my%20tools/a%23b%3F.py");
+        assert_eq!(url_path("ünï/x"), "%C3%BCn%C3%AF/x");
+    }
 }

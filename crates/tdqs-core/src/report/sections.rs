@@ -78,7 +78,14 @@ pub(crate) fn defined_at(tool: &FallenTool) -> Vec<Inline> {
     let Some(at) = &tool.location else {
         return Vec::new();
     };
-    let mut out = vec![words(" · defined at "), code(at.label())];
+    let place = match &at.url {
+        Some(href) => Inline::Link {
+            text: vec![code(at.label())],
+            href: href.clone(),
+        },
+        None => code(at.label()),
+    };
+    let mut out = vec![words(" · defined at "), place];
     if at.confidence == crate::locate::Confidence::Medium {
         out.push(words(" (medium confidence)"));
     }
