@@ -2,11 +2,10 @@
 //! growth rule and the registry forecast, end to end: with the fake `claude` on a git fixture,
 //! and with the static judge on the example server's and a corpus server's definitions.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
 
 use crate::gate::harness::{
     assert_schema_valid, base_tools, manifest_dir, pretty, script, standin_pins, tool_rule,
@@ -300,26 +299,6 @@ fn forecast_states_the_registry_rollups_after_the_merge() {
     assert!(run.html().contains("Registry forecast"));
 }
 
-/// An export file of `tools` as a server named `name` would list them.
-fn write_export(dir: &Path, file: &str, name: &str, tools: Vec<Value>) -> PathBuf {
-    let listing = RawListing {
-        server_name: Some(name.to_string()),
-        server_version: Some("1".to_string()),
-        protocol_version: "2025-11-25".to_string(),
-        tools,
-        ..Default::default()
-    };
-    let export = tdqs_core::digest::assemble_export(
-        listing,
-        ProbeProfile::default(),
-        ExportSource::default(),
-    )
-    .expect("export");
-    let path = dir.join(file);
-    std::fs::write(&path, serde_json::to_vec_pretty(&export).unwrap()).unwrap();
-    path
-}
-
 fn tools_of(relative: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(manifest_dir().join(relative)).unwrap();
     let value: Value = serde_json::from_str(&text).unwrap();
@@ -332,8 +311,8 @@ fn tools_of(relative: &str) -> Vec<Value> {
 /// The gate with the static judge on two tool lists; the exit code and the report.
 fn static_gate(name: &str, base: Vec<Value>, head: Vec<Value>, extra: &[&str]) -> (i32, Value) {
     let dir = tempfile::tempdir().unwrap();
-    let base = write_export(dir.path(), "base.json", name, base);
-    let head = write_export(dir.path(), "head.json", name, head);
+    let base = crate::support::write_export(dir.path(), "base.json", name, base);
+    let head = crate::support::write_export(dir.path(), "head.json", name, head);
     let out = Command::new(env!("CARGO_BIN_EXE_tdqs-gate-dup"))
         .arg("--base-export")
         .arg(&base)

@@ -11,14 +11,21 @@ use crate::gate::harness::{
 
 const WORSE: &str = "Closes an issue.";
 
-#[test]
-fn a_fallen_tool_carries_its_file_and_line_in_the_report_comment_and_page() {
+/// The harness's repository with close_issue's description cut in the working tree, and a
+/// judge that scores the cut description 2 on every dimension; the head's tools too.
+fn close_issue_falls() -> (Setup, serde_json::Value) {
     let setup = Setup::new(&base_tools());
     let head = with_description(&base_tools(), "close_issue", WORSE);
     setup.set_head(&head);
     setup
         .fake
         .control(script(vec![tool_rule("close_issue", Some(WORSE), None, 2)]));
+    (setup, head)
+}
+
+#[test]
+fn a_fallen_tool_carries_its_file_and_line_in_the_report_comment_and_page() {
+    let (setup, head) = close_issue_falls();
     let run = setup.gate(&[]);
     run.assert_code(1);
     let report = run.report();
@@ -78,12 +85,7 @@ fn a_fallen_tool_carries_its_file_and_line_in_the_report_comment_and_page() {
 
 #[test]
 fn in_github_actions_the_fallen_tools_line_is_a_link_to_the_head_commit() {
-    let setup = Setup::new(&base_tools());
-    let head = with_description(&base_tools(), "close_issue", WORSE);
-    setup.set_head(&head);
-    setup
-        .fake
-        .control(script(vec![tool_rule("close_issue", Some(WORSE), None, 2)]));
+    let (setup, _) = close_issue_falls();
     let run = setup.gate_with(&[], |command| {
         command
             .env("GITHUB_SERVER_URL", "https://github.com")

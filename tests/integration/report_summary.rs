@@ -2,11 +2,10 @@
 //! unchanged tools are summarised (count, exact score sum, digests), every changed tool stays
 //! listed in full, and `--check` still re-derives the decision and refuses an edited summary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
-use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
 
 use crate::gate::harness::assert_schema_valid;
 
@@ -39,25 +38,6 @@ fn tools(n: usize, changed: Option<usize>) -> Vec<Value> {
             })
         })
         .collect()
-}
-
-fn write_export(dir: &Path, name: &str, tools: Vec<Value>) -> PathBuf {
-    let listing = RawListing {
-        server_name: Some("many".to_string()),
-        server_version: Some("1".to_string()),
-        protocol_version: "2025-11-25".to_string(),
-        tools,
-        ..Default::default()
-    };
-    let export = tdqs_core::digest::assemble_export(
-        listing,
-        ProbeProfile::default(),
-        ExportSource::default(),
-    )
-    .expect("export");
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_vec_pretty(&export).unwrap()).unwrap();
-    path
 }
 
 fn gate(dir: &Path, args: &[&str]) -> Output {
@@ -122,8 +102,8 @@ type Edit = fn(&mut Value);
 fn report_summarises_unchanged_tools_and_check_verifies_it() {
     let dir = tempfile::tempdir().unwrap();
     let n = 120;
-    let base = write_export(dir.path(), "base.json", tools(n, None));
-    let head = write_export(dir.path(), "head.json", tools(n, Some(7)));
+    let base = crate::support::write_export(dir.path(), "base.json", "many", tools(n, None));
+    let head = crate::support::write_export(dir.path(), "head.json", "many", tools(n, Some(7)));
     let changed = "get_project_7";
 
     let small = run_gate(dir.path(), &base, &head, "small", &[]);
@@ -244,8 +224,8 @@ fn report_summarises_unchanged_tools_and_check_verifies_it() {
 fn small_servers_and_unchanged_runs() {
     let dir = tempfile::tempdir().unwrap();
     // At most 50 tools a side: every tool listed, as before.
-    let base = write_export(dir.path(), "b.json", tools(50, None));
-    let head = write_export(dir.path(), "h.json", tools(50, Some(3)));
+    let base = crate::support::write_export(dir.path(), "b.json", "many", tools(50, None));
+    let head = crate::support::write_export(dir.path(), "h.json", "many", tools(50, Some(3)));
     let run = run_gate(dir.path(), &base, &head, "r50", &[]);
     assert!(run.report.get("omitted").is_none());
     assert_eq!(
@@ -256,7 +236,7 @@ fn small_servers_and_unchanged_runs() {
         50
     );
     // An unchanged large server: a PASS with nothing listed, and `--check` accepts it.
-    let same = write_export(dir.path(), "same.json", tools(200, None));
+    let same = crate::support::write_export(dir.path(), "same.json", "many", tools(200, None));
     let run = run_gate(dir.path(), &same, &same, "same", &[]);
     assert_eq!(run.code, Some(0));
     assert_schema_valid(&run.report);
@@ -275,7 +255,7 @@ fn small_servers_and_unchanged_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
     // Checked against another export of 200 tools: refused.
-    let other = write_export(dir.path(), "other.json", tools(200, Some(0)));
+    let other = crate::support::write_export(dir.path(), "other.json", "many", tools(200, Some(0)));
     let out = check(
         dir.path(),
         &dir.path().join("same/tool-definition-score.json"),

@@ -2,11 +2,10 @@
 //! tests/fixtures/corpus): harmless wording passes, a lost description blocks, and the judge
 //! decides exactly (no model-noise tolerance).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
-use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
 use tdqs_gate::judge::static_judge::tool_answer;
 
 const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
@@ -21,30 +20,11 @@ fn corpus_tools(name: &str) -> Vec<Value> {
     export["tools"].as_array().cloned().expect("tools")
 }
 
-fn write_export(dir: &Path, file: &str, tools: Vec<Value>) -> PathBuf {
-    let listing = RawListing {
-        server_name: Some("corpus".to_string()),
-        server_version: Some("1".to_string()),
-        protocol_version: "2025-11-25".to_string(),
-        tools,
-        ..Default::default()
-    };
-    let export = tdqs_core::digest::assemble_export(
-        listing,
-        ProbeProfile::default(),
-        ExportSource::default(),
-    )
-    .expect("export");
-    let path = dir.join(file);
-    std::fs::write(&path, serde_json::to_vec_pretty(&export).unwrap()).unwrap();
-    path
-}
-
 /// Runs the gate on the two tool lists with the static judge; the exit code and the report.
 fn gate(base: Vec<Value>, head: Vec<Value>) -> (Option<i32>, Value) {
     let dir = tempfile::tempdir().unwrap();
-    let base = write_export(dir.path(), "base.json", base);
-    let head = write_export(dir.path(), "head.json", head);
+    let base = crate::support::write_export(dir.path(), "base.json", "corpus", base);
+    let head = crate::support::write_export(dir.path(), "head.json", "corpus", head);
     let out = Command::new(GATE)
         .args(["--base-export"])
         .arg(&base)

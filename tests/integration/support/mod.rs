@@ -25,3 +25,30 @@ pub fn write_launcher(at: &std::path::Path, program: &std::path::Path) {
     std::fs::write(at, format!("#!/bin/sh\nexec '{quoted}' \"$@\"\n")).unwrap();
     std::fs::set_permissions(at, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Writes an export file `dir/file` of `tools` as a server named `server` would list them (the
+/// hashes computed as the gate computes them), for tests that gate ready-made exports.
+pub fn write_export(
+    dir: &std::path::Path,
+    file: &str,
+    server: &str,
+    tools: Vec<serde_json::Value>,
+) -> std::path::PathBuf {
+    use tdqs_core::export::{ExportSource, ProbeProfile, RawListing};
+    let listing = RawListing {
+        server_name: Some(server.to_string()),
+        server_version: Some("1".to_string()),
+        protocol_version: "2025-11-25".to_string(),
+        tools,
+        ..Default::default()
+    };
+    let export = tdqs_core::digest::assemble_export(
+        listing,
+        ProbeProfile::default(),
+        ExportSource::default(),
+    )
+    .expect("export");
+    let path = dir.join(file);
+    std::fs::write(&path, serde_json::to_vec_pretty(&export).unwrap()).unwrap();
+    path
+}
