@@ -1,21 +1,23 @@
 //! A judge that refuses calls past a budget, so the cost cap of a rewrite run holds however
 //! many retries the scorer makes: the call that would pass the cap is never sent.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use crate::judge::{CallFailure, Judge, JudgeInfo, Question, Reply};
-use tdqs_core::error::Error;
 
-/// The failure message of a call refused by the cap (recognised by [`is_cap_refusal`]).
+/// The failure message of a call refused by the cap.
 const CAP_REACHED: &str = "the cost cap of the rewrites was reached";
 
 pub(crate) struct CappedJudge {
     inner: Arc<dyn Judge>,
     limit: u64,
     used: AtomicU64,
+    /// Set when a call was refused: a scoring that then fails failed for the cap, whatever its
+    /// error says.
+    refused: AtomicBool,
 }
 
 impl CappedJudge {
@@ -24,6 +26,7 @@ impl CappedJudge {
             inner,
             limit,
             used: AtomicU64::new(0),
+            refused: AtomicBool::new(false),
         }
     }
 
@@ -38,9 +41,11 @@ impl CappedJudge {
     }
 }
 
-/// True when `error` is a scoring that failed because the cap refused a call.
-pub(crate) fn is_cap_refusal(error: &Error) -> bool {
-    error.render().contains(CAP_REACHED)
+impl CappedJudge {
+    /// True once the cap has refused a call.
+    pub(crate) fn refused_a_call(&self) -> bool {
+        self.refused.load(Ordering::SeqCst)
+    }
 }
 
 #[async_trait]
@@ -64,6 +69,7 @@ impl Judge for CappedJudge {
                 (used < self.limit).then_some(used + 1)
             });
         if taken.is_err() {
+            self.refused.store(true, Ordering::SeqCst);
             return Err(CallFailure::fatal(CAP_REACHED));
         }
         self.inner.ask(question).await

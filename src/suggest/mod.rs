@@ -16,7 +16,7 @@ use crate::judge::{Judge, Question, QuestionKind, Subject, TokenUsage};
 use crate::progress::ProgressEvent;
 use crate::score::session::ScoringSession;
 use crate::score::side::Scorer;
-use capped::{is_cap_refusal, CappedJudge};
+use capped::CappedJudge;
 use tdqs_core::arith::Weights;
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::export::Export;
@@ -209,7 +209,7 @@ async fn rewrite_one(
         .await;
         let (r, p) = match scored {
             Ok(pair) => pair,
-            Err(e) if is_cap_refusal(&e) => break,
+            Err(_) if capped.refused_a_call() => break,
             Err(e) => return Err(e),
         };
         out.pairs.push(PairOutcome {
