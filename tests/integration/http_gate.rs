@@ -124,7 +124,10 @@ fn api_server(model: String) -> Loopback {
                     json!({"id": "msg_1", "type": "message", "role": "assistant", "model": model,
                            "content": [{"type": "text", "text": answer_for(&system, &user)}],
                            "stop_reason": "end_turn",
-                           "usage": {"input_tokens": 100, "output_tokens": 20}})
+                           // The shared rubric prefix was read from the prompt cache.
+                           "usage": {"input_tokens": 100, "output_tokens": 20,
+                                     "cache_creation_input_tokens": 0,
+                                     "cache_read_input_tokens": 80}})
                     .to_string(),
                 )
                 .with_header("content-type", "application/json")
@@ -269,6 +272,16 @@ async fn the_gate_blocks_a_careless_rewrite_with_the_anthropic_judge() {
     let report = outcome.report.unwrap();
     assert_eq!(report.pairs.len(), 3);
     assert!(report.calls.tokens.output_tokens > 0);
+    // Prompt-cache reads are counted apart from the input tokens and named in the footer.
+    let asked = report.calls.tokens.input_tokens / 100;
+    assert!(asked > 0);
+    assert_eq!(report.calls.tokens.cache_read_input_tokens, 80 * asked);
+    let summary =
+        std::fs::read_to_string(setup.dir.path().join("report/tool-definition-score.md")).unwrap();
+    assert!(
+        summary.contains(&format!("{} read from the prompt cache", 80 * asked)),
+        "{summary}"
+    );
     let causes = report
         .causes
         .expect("a dropped first pair names its causes");
