@@ -97,7 +97,9 @@ done
 gate_walls=(); export_walls=()
 for _ in $(seq "${runs}"); do
   start=$(now_ms)
-  (cd "${work}/repo" && "${gate}" --base HEAD -q --report-dir "${work}/report-unchanged" >/dev/null)
+  # The judge is checked before anything is exported, so the run needs a `claude`, as in CI.
+  (cd "${work}/repo" && "${gate}" --base HEAD -q --claude "${work}/fake/claude" --pins "${pins}" \
+     --cache-dir "${work}/cache" --report-dir "${work}/report-unchanged" >/dev/null)
   gate_walls+=($(( $(now_ms) - start )))
   start=$(now_ms)
   (cd "${work}/repo" && "${gate}" export --rev HEAD -o "${work}/bare.json" >/dev/null 2>&1)

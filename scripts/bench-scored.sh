@@ -7,7 +7,8 @@
 #   shared       one pair, the head holds (PASS)
 #   independent  the same with --independent-sides
 #   confirmed    the reworded tool drops on every pair: three pairs (BLOCK)
-# The stand-in specification is put in a private cache, so nothing is fetched.
+# The stand-in specification is put in a private cache, so nothing is fetched; the persistent
+# answer cache is off, or a second run would ask the fake nothing.
 #
 # Build first:  cargo build --bin tdqs-gate && cargo build -p tdqs-gate-tests --bin fake-claude
 # Usage:        scripts/bench-scored.sh [RUNS] [LATENCY_MS] [CONCURRENCY] [TOOLS]
@@ -50,7 +51,8 @@ scenario() {  # $1 name, $2 score of the reworded tool, $3.. extra gate argument
     local start; start=$(now_ms)
     (cd "${work}/repo" && "${gate}" --base HEAD -q --claude "${work}/fake/claude" \
        --pins "${pins}" --cache-dir "${work}/cache" \
-       --concurrency "${concurrency}" --report-dir "${report}" "$@" >/dev/null) || true
+       --concurrency "${concurrency}" --no-answer-cache --report-dir "${report}" "$@" \
+       >/dev/null) || true
     walls+=($(( $(now_ms) - start )))
   done
   python3 - "${name}" "${report}/tool-definition-score.json" "${latency}" "${concurrency}" "${walls[*]}" <<'PY'
