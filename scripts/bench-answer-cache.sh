@@ -19,22 +19,11 @@
 #               FAKE_CLAUDE override the binaries)
 set -euo pipefail
 tools="${1:-44}"; runs="${2:-5}"
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-target="${CARGO_TARGET_DIR:-${root}/target}"
-gate="${GATE:-${target}/debug/tdqs-gate}"
-fake="${FAKE_CLAUDE:-${target}/debug/fake-claude}"
-for bin in "${gate}" "${fake}"; do
-  [ -x "${bin}" ] || { echo "missing ${bin}; build it first" >&2; exit 2; }
-done
-work="$(mktemp -d "${TMPDIR:-/tmp}/bench-answer-cache-XXXXXX")"
-trap 'rm -rf "${work}"' EXIT
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init bench-answer-cache
 # Nothing of the caller's environment chooses the cache: each scenario names its own.
 unset TDQS_GATE_ANSWER_CACHE
-commit="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["spec_commit"])' \
-  "${root}/tests/fixtures/spec/standin-pins.json")"
-mkdir -p "${work}/cache/tdqs-gate" "${work}/fake" "${work}/repo"
-cp "${root}/tests/fixtures/spec/standin-readme.md" "${work}/cache/tdqs-gate/${commit}.md"
-cp "${fake}" "${work}/fake/claude"
 CUT="Returns a record."
 python3 - "${work}/fake/fake-claude.json" "${CUT}" <<'PY'
 import json, sys
@@ -46,26 +35,7 @@ json.dump({"script": [
 ]}, open(path, "w"))
 PY
 
-python3 - "${work}/repo/tools.json" "${tools}" <<'PY'
-import json, sys
-path, n = sys.argv[1], int(sys.argv[2])
-tools = [{
-    "name": f"tool_{i:02d}",
-    "description": f"Returns record {i} of the catalogue with its fields. Fails with an error "
-                   f"when the record does not exist.",
-    "inputSchema": {"type": "object", "properties": {"id": {"type": "string",
-                    "description": "The record id, e.g. r-17"}}, "required": ["id"]},
-} for i in range(n)]
-json.dump(tools, open(path, "w"), indent=2)
-PY
-(
-  cd "${work}/repo"
-  git init -q
-  cp "${root}/examples/issue-tracker/server.py" server.py
-  printf '[server]\ncommand = "python3 {root}/server.py"\nsetup = ["sh -c true"]\n' > tdqs-gate.toml
-  git add -A
-  git -c user.name=bench -c user.email=bench@invalid commit -qm base
-)
+bench_repo "${tools}" $'[server]\ncommand = "python3 {root}/server.py"\nsetup = ["sh -c true"]\n'
 
 cut_down() {  # $1: index of the tool whose description the working tree cuts down
   (cd "${work}/repo" && git checkout -q -- tools.json && python3 - "$1" "${CUT}" <<'PY'
@@ -90,7 +60,7 @@ gate_run() {  # $1 label, $2.. extra arguments; prints calls, verdict, cached an
   local before; before=$(calls_logged)
   local report="${work}/report-${label// /-}"
   (cd "${work}/repo" && "${gate}" --base HEAD -q --claude "${work}/fake/claude" \
-     --pins "${root}/tests/fixtures/spec/standin-pins.json" --cache-dir "${work}/cache" \
+     --pins "${pins}" --cache-dir "${work}/cache" \
      --report-dir "${report}" "$@" >/dev/null 2>"${work}/stderr") || true
   local after; after=$(calls_logged)
   python3 - "${label}" "${report}/tool-definition-score.json" "$((after - before))" <<'PY'
@@ -115,7 +85,7 @@ gate_run "no cache" --answer-cache "${answers}" --no-answer-cache
 
 # Setup commands per side in one changed run.
 (cd "${work}/repo" && "${gate}" --base HEAD -v --claude "${work}/fake/claude" \
-   --pins "${root}/tests/fixtures/spec/standin-pins.json" --cache-dir "${work}/cache" \
+   --pins "${pins}" --cache-dir "${work}/cache" \
    --no-answer-cache --report-dir "${work}/report-setup" >/dev/null 2>"${work}/setup.log") || true
 for side in base head; do
   n=$(grep -c "^tdqs-gate: ${side} setup 1/1: \`sh -c true\`$" "${work}/setup.log" || true)
@@ -124,11 +94,12 @@ done
 
 # Unchanged: the gate against one bare export, interleaved, medians.
 (cd "${work}/repo" && git checkout -q -- tools.json)
-now_ms() { date +%s%N | cut -b1-13; }
 gate_walls=(); export_walls=()
 for _ in $(seq "${runs}"); do
   start=$(now_ms)
-  (cd "${work}/repo" && "${gate}" --base HEAD -q --report-dir "${work}/report-unchanged" >/dev/null)
+  # The judge is checked before anything is exported, so the run needs a `claude`, as in CI.
+  (cd "${work}/repo" && "${gate}" --base HEAD -q --claude "${work}/fake/claude" --pins "${pins}" \
+     --cache-dir "${work}/cache" --report-dir "${work}/report-unchanged" >/dev/null)
   gate_walls+=($(( $(now_ms) - start )))
   start=$(now_ms)
   (cd "${work}/repo" && "${gate}" export --rev HEAD -o "${work}/bare.json" >/dev/null 2>&1)

@@ -7,47 +7,20 @@
 #   shared       one pair, the head holds (PASS)
 #   independent  the same with --independent-sides
 #   confirmed    the reworded tool drops on every pair: three pairs (BLOCK)
-# The stand-in specification is put in a private cache, so nothing is fetched.
+# The stand-in specification is put in a private cache, so nothing is fetched; the persistent
+# answer cache is off, or a second run would ask the fake nothing.
 #
 # Build first:  cargo build --bin tdqs-gate && cargo build -p tdqs-gate-tests --bin fake-claude
 # Usage:        scripts/bench-scored.sh [RUNS] [LATENCY_MS] [CONCURRENCY] [TOOLS]
 #               (defaults 3, 500, 6, 20; GATE and FAKE_CLAUDE override the binaries)
 set -euo pipefail
 runs="${1:-3}"; latency="${2:-500}"; concurrency="${3:-6}"; tools="${4:-20}"
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-target="${CARGO_TARGET_DIR:-${root}/target}"
-gate="${GATE:-${target}/debug/tdqs-gate}"
-fake="${FAKE_CLAUDE:-${target}/debug/fake-claude}"
-for bin in "${gate}" "${fake}"; do
-  [ -x "${bin}" ] || { echo "missing ${bin}; build it first" >&2; exit 2; }
-done
-work="$(mktemp -d "${TMPDIR:-/tmp}/bench-scored-XXXXXX")"
-trap 'rm -rf "${work}"' EXIT
-commit="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["spec_commit"])' \
-  "${root}/tests/fixtures/spec/standin-pins.json")"
-mkdir -p "${work}/cache/tdqs-gate" "${work}/fake" "${work}/repo"
-cp "${root}/tests/fixtures/spec/standin-readme.md" "${work}/cache/tdqs-gate/${commit}.md"
-cp "${fake}" "${work}/fake/claude"
-
-python3 - "${work}/repo/tools.json" "${tools}" <<'PY'
-import json, sys
-path, n = sys.argv[1], int(sys.argv[2])
-tools = [{
-    "name": f"tool_{i:02d}",
-    "description": f"Returns record {i} of the catalogue with its fields. Fails with an error "
-                   f"when the record does not exist.",
-    "inputSchema": {"type": "object", "properties": {"id": {"type": "string",
-                    "description": "The record id, e.g. r-17"}}, "required": ["id"]},
-} for i in range(n)]
-json.dump(tools, open(path, "w"), indent=2)
-PY
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init bench-scored
+bench_repo "${tools}" $'[server]\ncommand = "python3 {root}/server.py"\n'
 (
   cd "${work}/repo"
-  git init -q
-  cp "${root}/examples/issue-tracker/server.py" server.py
-  printf '[server]\ncommand = "python3 {root}/server.py"\n' > tdqs-gate.toml
-  git add -A
-  git -c user.name=bench -c user.email=bench@invalid commit -qm base
   python3 - <<'PY'
 import json
 tools = json.load(open("tools.json"))
@@ -68,8 +41,6 @@ json.dump({"latency_ms": latency, "script": [
 PY
 }
 
-now_ms() { date +%s%N | cut -b1-13; }
-
 scenario() {  # $1 name, $2 score of the reworded tool, $3.. extra gate arguments
   local name="$1" score="$2"; shift 2
   control "${score}"
@@ -79,8 +50,9 @@ scenario() {  # $1 name, $2 score of the reworded tool, $3.. extra gate argument
     report="${work}/report-${name}-${i}"
     local start; start=$(now_ms)
     (cd "${work}/repo" && "${gate}" --base HEAD -q --claude "${work}/fake/claude" \
-       --pins "${root}/tests/fixtures/spec/standin-pins.json" --cache-dir "${work}/cache" \
-       --concurrency "${concurrency}" --report-dir "${report}" "$@" >/dev/null) || true
+       --pins "${pins}" --cache-dir "${work}/cache" \
+       --concurrency "${concurrency}" --no-answer-cache --report-dir "${report}" "$@" \
+       >/dev/null) || true
     walls+=($(( $(now_ms) - start )))
   done
   python3 - "${name}" "${report}/tool-definition-score.json" "${latency}" "${concurrency}" "${walls[*]}" <<'PY'

@@ -21,11 +21,17 @@ fn repo_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
 }
 
-pub(crate) fn server_command(which: &str) -> String {
-    format!(
-        "{FAKE} --tools {}",
-        repo_file(&format!("examples/issue-tracker/{which}.json")).display()
+/// The fake server serving the example's `which` tool set, whose file is copied into `dir`, the
+/// tree the command runs in: a sandboxed server sees only its tree, and a file of the checkout
+/// would be hidden from it when the checkout is under /tmp or a home folder.
+pub(crate) fn server_command(dir: &Path, which: &str) -> String {
+    let name = format!("{which}-tools.json");
+    std::fs::copy(
+        repo_file(&format!("examples/issue-tracker/{which}.json")),
+        dir.join(&name),
     )
+    .expect("copy the tool set into the tree");
+    format!("{FAKE} --tools {{root}}/{name}")
 }
 
 pub(crate) fn cases(which: &str) -> PathBuf {
@@ -42,7 +48,7 @@ fn eval(dir: &Path, which: &str, extra: &[&str]) -> Output {
         .arg("--cases")
         .arg(cases(which))
         .arg("--command")
-        .arg(server_command(which))
+        .arg(server_command(dir, which))
         .args(extra)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY");
@@ -190,7 +196,7 @@ fn a_broken_case_file_is_invalid() {
         .arg("--cases")
         .arg(&file)
         .arg("--command")
-        .arg(server_command("careful"))
+        .arg(server_command(dir.path(), "careful"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -408,7 +414,7 @@ fn live_model_through_a_loopback_stand_in_then_offline_replay() {
         .arg("--cases")
         .arg(&file)
         .arg("--command")
-        .arg(server_command("careful"))
+        .arg(server_command(dir.path(), "careful"))
         .args(live_args(&dead, &cache_s))
         .arg("--offline")
         .output()
@@ -894,7 +900,7 @@ fn init(dir: &Path, url: &str, extra: &[&str]) -> Output {
         .args(["eval", "--init", "--repo"])
         .arg(dir)
         .arg("--command")
-        .arg(server_command("careful"))
+        .arg(server_command(dir, "careful"))
         .args(["--judge", "openai", "--model", MODEL, "--base-url", url])
         .args(extra)
         .output()
@@ -950,7 +956,7 @@ fn init_drafts_validates_and_refuses_to_overwrite() {
             .args(["eval", "--mode", "synthetic", "--json", "--repo"])
             .arg(dir.path())
             .arg("--command")
-            .arg(server_command("careful"))
+            .arg(server_command(dir.path(), "careful"))
             .output()
             .unwrap(),
     );

@@ -41,7 +41,7 @@ fn live_eval(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .arg("--cases")
         .arg(cases("careful"))
         .arg("--command")
-        .arg(server_command("careful"))
+        .arg(server_command(dir, "careful"))
         .arg("--eval-cache")
         .arg(dir.join("eval-cache"))
         .args(args)
@@ -450,7 +450,7 @@ fn eval_json_keys_are_those_of_schema_version_2() {
             .arg("--cases")
             .arg(cases("careful"))
             .arg("--command")
-            .arg(server_command("careful"))
+            .arg(server_command(dir.path(), "careful"))
             .output()
             .unwrap();
         json_of(&out)

@@ -19,30 +19,14 @@ fn long_tools() -> Value {
 
 /// The same tools exported from `main` and from the working tree (no judge is needed).
 fn two_exports(setup: &Setup) -> (PathBuf, PathBuf) {
-    let base = setup.work().join("base.json");
-    let head = setup.work().join("head.json");
-    for (args, file) in [(vec!["--rev", "main"], &base), (vec![], &head)] {
-        let mut all = vec!["export".to_string()];
-        all.extend(args.iter().map(|s| s.to_string()));
-        all.extend(["-o".into(), file.display().to_string()]);
-        setup
-            .run_raw(&all, setup.work().into(), |_| {})
-            .assert_code(0);
-    }
+    let (base, head) = setup.export_base_and_head(setup.work());
     let size = std::fs::metadata(&head).unwrap().len();
     assert!(size > 3 * 1024, "the export is only {size} bytes");
     (base, head)
 }
 
 fn gate_on_files(setup: &Setup, base: &Path, head: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "--base-export".to_string(),
-        base.display().to_string(),
-        "--head-export".to_string(),
-        head.display().to_string(),
-    ];
-    args.extend(setup.judge_args());
-    args.extend(extra.iter().map(|s| s.to_string()));
+    let args = setup.export_file_args(base, head, extra);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     setup.run(&refs)
 }

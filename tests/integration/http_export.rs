@@ -358,7 +358,7 @@ fn connection_refused_is_invalid() {
     };
     let start = Instant::now();
     let err = run(&spec).expect_err("refused");
-    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(start.elapsed() < Duration::from_secs(30));
     let text = error_text(&err);
     assert!(text.contains("could not connect"), "{text}");
     assert!(text.contains("tdqs-gate export --url"), "{text}");
@@ -398,7 +398,8 @@ fn a_port_that_never_opens_is_invalid_and_the_command_ended() {
     let start = Instant::now();
     let err = run(&spec).expect_err("no port");
     assert!(
-        start.elapsed() < Duration::from_secs(6),
+        // Under the command's own 60 s, with room for a loaded machine.
+        start.elapsed() < Duration::from_secs(30),
         "{:?}",
         start.elapsed()
     );
@@ -560,7 +561,6 @@ mod gate {
 // TDQS_GATE_REQUIRE_EXTERNAL=1)
 
 mod real {
-    use std::path::Path;
 
     use serde_json::Value;
 
@@ -641,15 +641,11 @@ mod real {
         let Some(python) = installed("venv/bin/python") else {
             return;
         };
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/fastmcp_server.py");
         let setup = Setup::new(&base_tools());
-        let stdio_command = format!("{} {}", python.display(), server.display());
+        let server = setup.test_server_in_tree("fastmcp_server.py");
+        let stdio_command = format!("{} {server}", python.display());
         let stdio = export(&setup, "stdio", &["--command", &stdio_command]);
-        let http_command = format!(
-            "env PORT={{port}} {} {} http",
-            python.display(),
-            server.display()
-        );
+        let http_command = format!("env PORT={{port}} {} {server} http", python.display());
         let http = export(
             &setup,
             "http",

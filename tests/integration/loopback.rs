@@ -508,7 +508,7 @@ mod tests {
         let server = Loopback::start(|_| Response::never());
         let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
         stream.write_all(b"GET /slow HTTP/1.1\r\n\r\n").unwrap();
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while server.request_count() == 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }

@@ -44,7 +44,7 @@ fn assert_group_gone(pgid: i32) {
     let start = Instant::now();
     while !live_members(pgid).is_empty() {
         assert!(
-            start.elapsed() < Duration::from_secs(3),
+            start.elapsed() < Duration::from_secs(30),
             "group {pgid} outlived the run: {:?}",
             live_members(pgid)
         );

@@ -140,8 +140,8 @@ fn fastmcp_server_with_output_schema_through_the_command_line() {
         return;
     };
     let setup = Setup::new(&base_tools());
-    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/fastmcp_server.py");
-    let command = format!("{} {}", python.display(), server.display());
+    let server = setup.test_server_in_tree("fastmcp_server.py");
+    let command = format!("{} {server}", python.display());
     let first = setup.work().join("probe.json");
     let out = run(
         &setup,

@@ -224,7 +224,7 @@ fn gate_with_hanging_servers(setup: &Setup, tmp: &Path) -> (std::process::Child,
     ));
     std::fs::create_dir_all(&pids).unwrap();
     let command = format!(
-        "sh -c 'echo $$ > {}/$(basename \"$0\").pid; exec {FAKE_SERVER} --mode hang --ignore-eof --ignore-term' {{root}}",
+        "sh -c 'f={}/$(basename \"$0\").pid; echo $$ > $f.tmp && mv $f.tmp $f; exec {FAKE_SERVER} --mode hang --ignore-eof --ignore-term' {{root}}",
         pids.display()
     );
     let report_dir = setup.work().join("report-signal").display().to_string();
@@ -244,20 +244,8 @@ fn gate_with_hanging_servers(setup: &Setup, tmp: &Path) -> (std::process::Child,
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = wait_for(Duration::from_secs(60), || {
-        crate::support::written_pid_files(&pids).len() == 2
-    });
-    assert!(started, "the servers did not start");
-    let servers: Vec<i64> = crate::support::written_pid_files(&pids)
-        .into_iter()
-        .map(|path| {
-            std::fs::read_to_string(path)
-                .unwrap()
-                .trim()
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let servers = crate::support::wait_for_pids(&pids, 2, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("the servers did not start: {:?}", std::fs::read_dir(&pids)));
     (child, servers)
 }
 
@@ -272,7 +260,7 @@ fn signal_ends_the_run_cleanly(signal: libc::c_int, name: &str) {
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
     let output = child.wait_with_output().unwrap();
     let run = Run::from_output(output, setup.work().join("report-signal"));
-    let gone = wait_for(Duration::from_secs(5), || {
+    let gone = wait_for(Duration::from_secs(30), || {
         servers.iter().all(|p| !alive(*p))
     });
     for pid in &servers {
@@ -362,7 +350,7 @@ fn after_sigkill_the_next_run_reports_processes_then_cleans_up() {
         // SAFETY: the test ends the leftovers itself.
         unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
     }
-    assert!(wait_for(Duration::from_secs(5), || servers
+    assert!(wait_for(Duration::from_secs(30), || servers
         .iter()
         .all(|p| !alive(*p))));
     let third = export(&tmp);

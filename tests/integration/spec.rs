@@ -386,7 +386,8 @@ async fn a_server_that_never_answers_times_out() {
     };
     let started = std::time::Instant::now();
     let err = expect_spec_error(load_prompts(&setup.pins, &options).await);
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // A bound for a loaded machine; the server never answers.
+    assert!(started.elapsed() < Duration::from_secs(30));
     assert!(
         err.cause.contains("no complete answer within"),
         "{}",

@@ -11,14 +11,20 @@ use crate::gate::harness::*;
 
 /// Runs `suggest` in the setup's repository (the working tree's server) with the fake judge.
 fn suggest(setup: &Setup, extra: &[&str]) -> Run {
-    let mut args: Vec<String> = vec!["suggest".into()];
-    args.extend(setup.judge_args());
+    let mut args = setup.judge_args();
     args.extend(extra.iter().map(|s| s.to_string()));
+    suggest_with(setup, args)
+}
+
+/// Runs `suggest` with exactly `args` after it, in a temporary folder of its own.
+fn suggest_with(setup: &Setup, args: Vec<String>) -> Run {
+    let mut all: Vec<String> = vec!["suggest".into()];
+    all.extend(args);
     let tmp = setup
         .work()
-        .join(format!("tmp-suggest-{}", extra.join("-").len()));
+        .join(format!("tmp-suggest-{}", all.join("-").len()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let output = setup.command(&args, &tmp).output().unwrap();
+    let output = setup.command(&all, &tmp).output().unwrap();
     Run::from_output(output, setup.work().join("unused"))
 }
 
@@ -95,8 +101,88 @@ fn a_rewrite_that_rescored_at_least_as_high_is_offered_with_its_figures() {
         .contains("<tool-definition>"));
 }
 
+/// A proposal `suggest` must withhold: what the fake answers the rewrite request with, why the
+/// proposal is withheld, and how many calls that may cost.
+struct WithheldCase {
+    what: &'static str,
+    rewrite: Value,
+    reason: &'static str,
+    calls: RewriteCalls,
+}
+
+/// The rewrite request, and what else is asked.
+enum RewriteCalls {
+    /// The rewrite request and two pairs of two scorings: a fall in the first two pairs decides,
+    /// so no third pair is asked.
+    AndTwoPairs,
+    /// Only the rewrite request: a proposal that changes the name or the schema is not scored.
+    Only,
+    /// The rewrite request and its retries (the pins' attempts), no scoring.
+    AndItsRetries,
+}
+
 #[test]
-fn a_proposal_that_scores_lower_is_withheld_and_the_page_says_why() {
+fn a_withheld_proposal_says_why_and_costs_only_the_calls_it_needed() {
+    let cases = [
+        WithheldCase {
+            what: "scores lower",
+            rewrite: json!({"kind": "rewrite", "rewrite": "worse"}),
+            reason: "scored lower than the reference",
+            calls: RewriteCalls::AndTwoPairs,
+        },
+        WithheldCase {
+            what: "renames",
+            rewrite: json!({"kind": "rewrite", "rewrite": "rename"}),
+            reason: "renamed the tool",
+            calls: RewriteCalls::Only,
+        },
+        WithheldCase {
+            what: "reshapes",
+            rewrite: json!({"kind": "rewrite", "rewrite": "reshape"}),
+            reason: "/inputSchema/properties/verbose",
+            calls: RewriteCalls::Only,
+        },
+        WithheldCase {
+            what: "unreadable",
+            rewrite: json!({"kind": "rewrite", "behaviour": "garbage"}),
+            reason: "no usable rewrite",
+            calls: RewriteCalls::AndItsRetries,
+        },
+    ];
+    for case in cases {
+        let what = case.what;
+        let setup = Setup::new(&base_tools());
+        setup.fake.control(json!({"script": [case.rewrite]}));
+        let run = suggest(&setup, &["--tool", "get_issue", "--json"]);
+        run.assert_code(0);
+        let tool = &json_of(&run)["tools"][0];
+        assert_eq!(tool["status"], "withheld", "{what}: {tool}");
+        assert!(
+            tool["reason"].as_str().unwrap().contains(case.reason),
+            "{what}: {tool}"
+        );
+        let calls = setup.fake.calls().len();
+        assert_eq!(tool["calls"].as_u64().unwrap() as usize, calls, "{what}");
+        let scored = !tool["pairs"].as_array().unwrap().is_empty();
+        match case.calls {
+            RewriteCalls::AndTwoPairs => {
+                assert!(scored, "{what}: {tool}");
+                assert_eq!(calls, 5, "{what}");
+            }
+            RewriteCalls::Only => {
+                assert!(!scored, "{what}: {tool}");
+                assert_eq!(calls, 1, "{what}");
+            }
+            RewriteCalls::AndItsRetries => {
+                assert!(!scored, "{what}: {tool}");
+                assert!(tool.get("proposal").is_none(), "{what}: {tool}");
+                assert!(calls > 1, "{what}: the unreadable answer was not retried");
+                assert_eq!(calls_of_kind(&setup, "rewrite"), calls, "{what}");
+            }
+        }
+    }
+
+    // The page says the same: withheld, why, and no suggestion block.
     let setup = Setup::new(&base_tools());
     setup
         .fake
@@ -119,29 +205,6 @@ fn a_proposal_that_scores_lower_is_withheld_and_the_page_says_why() {
         run.stdout
     );
     assert!(!run.stdout.contains("```suggestion"), "{}", run.stdout);
-    // A fall in the first two pairs decides: no third pair.
-    assert_eq!(setup.fake.calls().len(), 5);
-}
-
-#[test]
-fn a_proposal_that_renames_or_reshapes_is_refused_without_scoring() {
-    for (how, said) in [
-        ("rename", "renamed the tool"),
-        ("reshape", "/inputSchema/properties/verbose"),
-    ] {
-        let setup = Setup::new(&base_tools());
-        setup
-            .fake
-            .control(json!({"script": [{"kind": "rewrite", "rewrite": how}]}));
-        let run = suggest(&setup, &["--tool", "get_issue", "--json"]);
-        run.assert_code(0);
-        let tool = &json_of(&run)["tools"][0];
-        assert_eq!(tool["status"], "withheld");
-        assert!(tool["reason"].as_str().unwrap().contains(said), "{tool}");
-        assert!(tool["pairs"].as_array().unwrap().is_empty());
-        // Only the rewrite request was paid for.
-        assert_eq!(setup.fake.calls().len(), 1, "{how}");
-    }
 }
 
 #[test]
@@ -231,17 +294,17 @@ fn an_unknown_tool_is_invalid_and_names_the_listed_ones() {
 fn the_static_judge_lists_what_is_missing_and_calls_no_model() {
     let tools = with_description(&base_tools(), "get_issue", "Get an issue.");
     let setup = Setup::new(&tools);
-    let mut args: Vec<String> = vec![
-        "suggest".into(),
-        "--judge".into(),
-        "static".into(),
-        "--tool".into(),
-        "get_issue".into(),
-    ];
-    args.extend(["--pins".into(), standin_pins().display().to_string()]);
-    let tmp = setup.work().join("tmp-static");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let run = Run::from_output(setup.command(&args, &tmp).output().unwrap(), tmp.clone());
+    let run = suggest_with(
+        &setup,
+        vec![
+            "--judge".into(),
+            "static".into(),
+            "--tool".into(),
+            "get_issue".into(),
+            "--pins".into(),
+            standin_pins().display().to_string(),
+        ],
+    );
     run.assert_code(0);
     assert!(
         run.stdout.contains("`get_issue` — checklist"),
@@ -445,29 +508,4 @@ fn the_gate_offers_a_rewrite_for_a_fallen_tool_only_when_asked() {
     let run = setup.gate(&["--suggest-max-calls", "3"]);
     run.assert_code(2);
     assert!(run.stderr.contains("--suggest"), "{}", run.describe());
-}
-
-#[test]
-fn an_unreadable_rewrite_answer_is_retried_then_withheld_without_scoring() {
-    let setup = Setup::new(&base_tools());
-    setup
-        .fake
-        .control(json!({"script": [{"kind": "rewrite", "behaviour": "garbage"}]}));
-    let run = suggest(&setup, &["--tool", "get_issue", "--json"]);
-    run.assert_code(0);
-    let tool = &json_of(&run)["tools"][0];
-    assert_eq!(tool["status"], "withheld");
-    assert!(
-        tool["reason"]
-            .as_str()
-            .unwrap()
-            .contains("no usable rewrite"),
-        "{tool}"
-    );
-    assert!(tool.get("proposal").is_none());
-    // Every call was a rewrite request (the pins' retries), none a scoring.
-    let calls = setup.fake.calls().len();
-    assert!(calls > 1, "the unreadable answer was not retried");
-    assert_eq!(calls_of_kind(&setup, "rewrite"), calls);
-    assert_eq!(tool["calls"].as_u64().unwrap() as usize, calls);
 }

@@ -290,3 +290,11 @@ fn reproduce_assignments_keep_references_and_hide_literal_secrets() {
         "MODE='two words'"
     );
 }
+
+#[test]
+fn free_ports_handed_out_one_after_another_all_differ() {
+    // The OS may offer a just-released port again; two sides of a run must never share one.
+    let ports: Vec<u16> = (0..16).map(|_| free_port().expect("a free port")).collect();
+    let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+    assert_eq!(distinct.len(), ports.len(), "{ports:?}");
+}

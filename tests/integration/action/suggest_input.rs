@@ -9,33 +9,23 @@ fn the_suggest_input_adds_the_rewrites_to_the_report() {
     let fixtures = Fixtures::new();
     let t = temp();
     let workspace = fixtures.clone("unchanged");
-    let inputs = [("judge", "static"), ("suggest", "maybe")];
-    let mut job = pull_request_job(&workspace, t.path(), &inputs, &refused_url(""));
-    job.env.remove("TDQS_GATE_BIN");
-    let run = runner::run(&job);
-    let log = run.log();
-    assert_eq!(run.step("prepare").outcome, Outcome::Failure, "{log}");
-    assert!(
-        run.errors()
-            .iter()
-            .any(|a| a.message.contains("suggest 'maybe' must be true or false")),
-        "{log}"
+    assert_inputs_refused(
+        &workspace,
+        t.path(),
+        &[("judge", "static"), ("suggest", "maybe")],
+        "suggest 'maybe' must be true or false",
     );
 
     let workspace = fixtures.clone("worse");
-    let inputs = [("judge", "static"), ("suggest", "true")];
-    let run = runner::run(&pull_request_job(
+    let run = run_without_api(
         &workspace,
         t.path(),
-        &inputs,
-        &refused_url(""),
-    ));
+        &[("judge", "static"), ("suggest", "true")],
+    );
     let log = run.log();
     assert_consistent(&run, "block", 1);
     assert!(log.contains("--suggest"), "{log}");
-    let dir = run.artifacts.join("tool-definition-score");
-    let report: Value =
-        serde_json::from_str(&read(&dir.join("tool-definition-score.json"))).unwrap();
+    let report = uploaded_report(&run);
     let suggestions = &report["suggestions"];
     assert_eq!(suggestions["modelJudged"], false, "{report:#}");
     assert_eq!(suggestions["calls"], 0);

@@ -239,6 +239,17 @@ impl Setup {
         self.work.path()
     }
 
+    /// Copies the test server `servers/<name>` of this package into the repository's working
+    /// tree and returns `{root}/<name>`, its path in a server command. A sandboxed server sees
+    /// only its side's tree: a file of the checkout would be hidden from it when the checkout
+    /// is under /tmp or a home folder.
+    pub fn test_server_in_tree(&self, name: &str) -> String {
+        let text = std::fs::read_to_string(manifest_dir().join("servers").join(name))
+            .unwrap_or_else(|e| panic!("servers/{name}: {e}"));
+        self.repo.write(name, &text);
+        format!("{{root}}/{name}")
+    }
+
     /// Writes the head's `tools.json` into the working tree (uncommitted).
     pub fn set_head(&self, tools: &Value) {
         self.repo.write("tools.json", &pretty(tools));
@@ -344,6 +355,36 @@ impl Setup {
     /// `extra` (e.g. `--sandbox off --command …` for a server that reaches outside its tree).
     pub fn gate_args(&self, extra: &[&str]) -> Vec<String> {
         let mut args: Vec<String> = vec!["--base".into(), "main".into()];
+        args.extend(self.judge_args());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    }
+
+    /// Exports `main` and the working tree with `tdqs-gate export` into `dir` as `base.json` and
+    /// `head.json`: the two export files a CI job hands the gate.
+    pub fn export_base_and_head(&self, dir: &Path) -> (PathBuf, PathBuf) {
+        std::fs::create_dir_all(dir).unwrap();
+        let base = dir.join("base.json");
+        let head = dir.join("head.json");
+        for (args, file) in [(vec!["--rev", "main"], &base), (vec![], &head)] {
+            let mut all = vec!["export".to_string()];
+            all.extend(args.iter().map(|s| s.to_string()));
+            all.extend(["-o".into(), file.display().to_string()]);
+            self.run_raw(&all, self.work().into(), |_| {})
+                .assert_code(0);
+        }
+        (base, head)
+    }
+
+    /// The gate's arguments for deciding on the export files `base` and `head` with the fake
+    /// judge ([`Self::judge_args`]), then `extra`.
+    pub fn export_file_args(&self, base: &Path, head: &Path, extra: &[&str]) -> Vec<String> {
+        let mut args = vec![
+            "--base-export".to_string(),
+            base.display().to_string(),
+            "--head-export".to_string(),
+            head.display().to_string(),
+        ];
         args.extend(self.judge_args());
         args.extend(extra.iter().map(|s| s.to_string()));
         args

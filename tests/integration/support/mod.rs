@@ -16,6 +16,46 @@ pub fn written_pid_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// The pids in `dir`'s finished pid files (see [`written_pid_files`]; a file may hold several,
+/// separated by white space), once `files` of them each hold at least one, polling for up to
+/// `limit`; `None` if they never do. The bound is generous for a loaded machine: the poll ends as
+/// soon as the pids are there.
+pub fn wait_for_pids(
+    dir: &std::path::Path,
+    files: usize,
+    limit: std::time::Duration,
+) -> Option<Vec<i64>> {
+    let read = || -> Option<Vec<i64>> {
+        let paths = written_pid_files(dir);
+        if paths.len() != files {
+            return None;
+        }
+        let mut pids = Vec::new();
+        for path in paths {
+            let text = std::fs::read_to_string(path).ok()?;
+            let numbers: Vec<i64> = text
+                .split_whitespace()
+                .map(|p| p.parse().ok())
+                .collect::<Option<_>>()?;
+            if numbers.is_empty() {
+                return None;
+            }
+            pids.extend(numbers);
+        }
+        Some(pids)
+    };
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(pids) = read() {
+            return Some(pids);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+}
+
 /// Writes an executable `/bin/sh` launcher at `at` that runs `program` with its arguments: a file
 /// of its own (replacing it touches nothing else) that costs a few bytes where a copy of a debug
 /// build costs hundreds of megabytes.
