@@ -58,16 +58,19 @@ pub(crate) fn read_file_side(path: &Path, limit: u64) -> Result<SideExport, Erro
 }
 
 /// The most bytes a given export file may hold: three times the listing limit a server would
-/// get under these settings ([`crate::export::file::export_file_limit`]): `--max-listing-bytes`,
-/// else the largest `max-listing-bytes` of the settings' server tables, else the default.
-pub(crate) fn export_file_limit(server: &ServerOptions, settings: Option<&Config>) -> u64 {
+/// get under these settings ([`crate::export::file::export_file_limit`]): `max_listing_bytes`
+/// (`--max-listing-bytes`), else the largest `max-listing-bytes` of the settings' server tables,
+/// else the default.
+pub(crate) fn export_file_limit(
+    max_listing_bytes: Option<usize>,
+    settings: Option<&Config>,
+) -> u64 {
     let configured = settings
         .into_iter()
         .flat_map(|c| c.server.iter().chain(c.servers.iter().map(|s| &s.server)))
         .filter_map(|s| s.max_listing_bytes)
         .max();
-    let listing = server
-        .max_listing_bytes
+    let listing = max_listing_bytes
         .or(configured)
         .unwrap_or(tdqs_core::export::DEFAULT_MAX_LISTING_BYTES);
     crate::export::file::export_file_limit(listing)
@@ -77,7 +80,10 @@ pub(crate) fn export_file_limit(server: &ServerOptions, settings: Option<&Config
 /// else the defaults), as the sides given as export files are read.
 pub(crate) fn export_file_limit_of(opts: &GateOptions) -> Result<u64, Error> {
     let settings = super::base_settings::SettingsSource::of(opts).config(opts.repo.as_deref())?;
-    Ok(export_file_limit(&opts.server, settings.as_ref()))
+    Ok(export_file_limit(
+        opts.server.max_listing_bytes,
+        settings.as_ref(),
+    ))
 }
 
 /// The probe profile: the configuration's, with command-line overrides.
@@ -958,7 +964,7 @@ pub(crate) async fn export_one(
 ) -> Result<Export, Error> {
     if let SideSource::ExportFile(path) = source {
         // No settings revision here: the command line's listing limit, else the default.
-        return Ok(read_file_side(path, export_file_limit(server, None))?.export);
+        return Ok(read_file_side(path, export_file_limit(server.max_listing_bytes, None))?.export);
     }
     let mut tree_roots = Vec::new();
     let (side, config_root) =
