@@ -642,34 +642,115 @@ pub(crate) async fn obtain(
     opts: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<(SideExport, SideExport), Error> {
-    obtain_from(None, opts, progress, None).await
-}
-
-/// Both sides' exports, from trees already checked out when given. `judge`, when given, is
-/// checked once the launch plans are known to be valid and before any setup or export runs.
-pub(super) async fn obtain_from(
-    trees: Option<Trees>,
-    opts: &GateOptions,
-    progress: &dyn Progress,
-    judge: Option<&mut crate::score::session::JudgeSlot>,
-) -> Result<(SideExport, SideExport), Error> {
-    let (base, head, _) = obtain_checked(trees, opts, progress, false, judge).await?;
+    let (base, head, _) = obtain_checked(None, opts, progress, false).await?;
     Ok((base, head))
 }
 
 /// Both sides' exports and, with `check_stability` when their definitions differ, each side's
-/// second export, listed from the tree its first export prepared: the second runs the server
-/// again but no setup command.
+/// second export ([`plan_checked`], then [`export_planned`]).
 pub(super) async fn obtain_checked(
     trees: Option<Trees>,
     opts: &GateOptions,
     progress: &dyn Progress,
     check_stability: bool,
-    judge: Option<&mut crate::score::session::JudgeSlot>,
 ) -> Result<(SideExport, SideExport, Option<(SideExport, SideExport)>), Error> {
+    let planned = plan_checked(trees, opts)?;
+    export_planned(planned, opts, progress, check_stability).await
+}
+
+/// The sides with their launch plans checked, before anything of either side has run.
+pub(super) enum CheckedSides {
+    /// Both sides are export files: nothing runs.
+    Files,
+    /// At least one side is a tree, whose server the export stage starts.
+    Trees(Box<CheckedTrees>),
+}
+
+/// The trees of [`CheckedSides::Trees`] and what their plans decided.
+pub(super) struct CheckedTrees {
+    base_side: Option<Side>,
+    head_side: Option<Side>,
+    plans: SidePlans,
+    settings_changed: Option<String>,
+    /// Keeps the working tree's side alive until the exports are done ([`Trees`]).
+    _config_side: Option<Side>,
+}
+
+/// Checks out both sides (unless `trees` are given) and checks their launch plans: everything
+/// that refuses a run for its configuration, before any setup command or server runs.
+pub(super) fn plan_checked(
+    trees: Option<Trees>,
+    opts: &GateOptions,
+) -> Result<CheckedSides, Error> {
+    let (base, head) = (&opts.base, &opts.head);
+    if let (SideSource::ExportFile(_), SideSource::ExportFile(_)) = (base, head) {
+        return Ok(CheckedSides::Files);
+    }
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
-    match (&opts.base, &opts.head) {
-        (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
+    let trees = match trees {
+        Some(trees) => trees,
+        None => open_trees(opts)?,
+    };
+    let Trees {
+        base: base_side,
+        head: head_side,
+        config,
+        base_config,
+        base_label,
+        tree_roots,
+        _config_side,
+    } = trees;
+    let (settings, head_config, server) = one_server_configs(
+        base_config.as_ref(),
+        base_side.is_some(),
+        config.as_ref(),
+        &opts.server,
+    )?;
+    let plans = plan_sides(
+        settings.as_ref(),
+        head_config.as_ref(),
+        (
+            base_side.as_ref().map(|s| s.root.as_path()),
+            head_side.as_ref().map(|s| s.root.as_path()),
+        ),
+        &server,
+        &secrets,
+        &tree_roots,
+        &base_label,
+    )?;
+    let settings_changed = super::base_settings::changed_settings_warning(
+        &super::base_settings::changed_settings(base_config.as_ref(), config.as_ref()),
+        &base_label,
+    );
+    for plan in plans.base.iter().chain(plans.head.iter()) {
+        if let (Some(url), false, false) = (
+            plan.fixed_url(),
+            matches!(base, SideSource::ExportFile(_)),
+            matches!(head, SideSource::ExportFile(_)),
+        ) {
+            return Err(fixed_url_error(url, plan.origin()));
+        }
+    }
+    Ok(CheckedSides::Trees(Box::new(CheckedTrees {
+        base_side,
+        head_side,
+        plans,
+        settings_changed,
+        _config_side,
+    })))
+}
+
+/// The export stage: both sides' exports and, with `check_stability` when their definitions
+/// differ, each side's second export, listed from the tree its first export prepared: the
+/// second runs the server again but no setup command.
+pub(super) async fn export_planned(
+    planned: CheckedSides,
+    opts: &GateOptions,
+    progress: &dyn Progress,
+    check_stability: bool,
+) -> Result<(SideExport, SideExport, Option<(SideExport, SideExport)>), Error> {
+    match (planned, &opts.base, &opts.head) {
+        (CheckedSides::Files, SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
             let limit = export_file_limit_of(opts)?;
             let base = read_file_side(b, limit)?;
             let mut head = read_file_side(h, limit)?;
@@ -681,54 +762,15 @@ pub(super) async fn obtain_checked(
             };
             Ok((base, head, again))
         }
-        (base, head) => {
-            let trees = match trees {
-                Some(trees) => trees,
-                None => open_trees(opts)?,
-            };
-            let Trees {
-                base: base_side,
-                head: head_side,
-                config,
-                base_config,
-                base_label,
-                tree_roots,
+        (CheckedSides::Files, _, _) => Err(Error::internal("export files planned for a tree")),
+        (CheckedSides::Trees(planned), base, head) => {
+            let CheckedTrees {
+                base_side,
+                head_side,
+                plans,
+                settings_changed,
                 _config_side,
-            } = trees;
-            let (settings, head_config, server) = one_server_configs(
-                base_config.as_ref(),
-                base_side.is_some(),
-                config.as_ref(),
-                &opts.server,
-            )?;
-            let plans = plan_sides(
-                settings.as_ref(),
-                head_config.as_ref(),
-                (
-                    base_side.as_ref().map(|s| s.root.as_path()),
-                    head_side.as_ref().map(|s| s.root.as_path()),
-                ),
-                &server,
-                &secrets,
-                &tree_roots,
-                &base_label,
-            )?;
-            let settings_changed = super::base_settings::changed_settings_warning(
-                &super::base_settings::changed_settings(base_config.as_ref(), config.as_ref()),
-                &base_label,
-            );
-            for plan in plans.base.iter().chain(plans.head.iter()) {
-                if let (Some(url), false, false) = (
-                    plan.fixed_url(),
-                    matches!(base, SideSource::ExportFile(_)),
-                    matches!(head, SideSource::ExportFile(_)),
-                ) {
-                    return Err(fixed_url_error(url, plan.origin()));
-                }
-            }
-            if let Some(judge) = judge {
-                super::check_judge_first(judge, progress).await?;
-            }
+            } = *planned;
             let (probe, decision) = (plans.probe.clone(), plans.decision);
             let blind = match (&head_side, &plans.head) {
                 (Some(side), Some(plan)) => plan.blind_to_tree(&side.root),
