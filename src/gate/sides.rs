@@ -361,6 +361,26 @@ impl SideRole {
     }
 }
 
+/// Which export a server's listing is: the side it is for, and the server's name when a run
+/// covers several servers (`None` for one).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SideId<'a> {
+    pub role: SideRole,
+    pub server: Option<&'a str>,
+}
+
+impl SideId<'_> {
+    /// The side of a run with one server.
+    pub(super) fn alone(role: SideRole) -> SideId<'static> {
+        SideId { role, server: None }
+    }
+
+    /// The side's name in progress events ([`SideRole::label`]).
+    fn label(self) -> String {
+        self.role.label(self.server)
+    }
+}
+
 /// Starts one side's server and exports its tools; the worktree is removed afterwards.
 async fn export_side(
     side: Side,
@@ -418,7 +438,8 @@ pub(super) async fn export_in(
     server: Option<&str>,
 ) -> Result<SideExport, Error> {
     let tree = RunTree::open(side, plan)?;
-    let result = list_in(side, &tree, plan, probe, progress, (role, server), true).await;
+    let id = SideId { role, server };
+    let result = list_in(side, &tree, plan, probe, progress, id, true).await;
     let closed = tree.close();
     let export = result?;
     closed?;
@@ -469,10 +490,10 @@ pub(super) async fn list_in(
     plan: &LaunchPlan,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    (role, server): (SideRole, Option<&str>),
+    id: SideId<'_>,
     run_setup: bool,
 ) -> Result<SideExport, Error> {
-    let side_name = role.label(server);
+    let side_name = id.label();
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
     let run_root = tree.root.clone();
@@ -494,7 +515,7 @@ pub(super) async fn list_in(
             &run_root,
             plan.sandbox(),
             plan.package_cache(),
-            role.cache_use(),
+            id.role.cache_use(),
         )?;
         let observe = |event| {
             progress.event(ProgressEvent::Setup {
@@ -556,7 +577,7 @@ pub(super) async fn list_in(
     let export = result?;
     // Only the head's lines are shown (a fallen tool is fixed there), and only from the first
     // export. A tree that cannot be read costs the links, never the run.
-    let locations = (run_setup && role != SideRole::Base)
+    let locations = (run_setup && id.role != SideRole::Base)
         .then(|| crate::locate::locate(&side.root, &export).ok())
         .flatten();
     Ok(SideExport {
@@ -897,7 +918,8 @@ async fn first_export(
     role: SideRole,
     file_limit: u64,
 ) -> Result<(SideExport, Option<PreparedSide>), Error> {
-    let side_name = role.label(None);
+    let id = SideId::alone(role);
+    let side_name = id.label();
     match (source, side) {
         (SideSource::ExportFile(path), _) => Ok((read_file_side(path, file_limit)?, None)),
         (_, Some(side)) => {
@@ -913,7 +935,7 @@ async fn first_export(
                     return Err(e);
                 }
             };
-            match list_in(&side, &tree, plan, probe, progress, (role, None), true).await {
+            match list_in(&side, &tree, plan, probe, progress, id, true).await {
                 Ok(export) => Ok((export, Some(PreparedSide { side, tree }))),
                 Err(e) => {
                     // Remove the trees now, and report a failure to remove them.
@@ -951,7 +973,7 @@ async fn export_again(
                 plan,
                 probe,
                 progress,
-                (role, None),
+                SideId::alone(role),
                 false,
             )
             .await
