@@ -4,35 +4,31 @@
 //! fixed 96 MiB read far more than a lowered limit allows.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::json;
 
-const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
+use crate::support::lint;
 
 /// A plain tool list of about 10 KiB: over the 3 KiB a file may hold under a 1 KiB limit.
 fn large_tool_list() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-tracker/careless.json")
 }
 
-/// Runs `tdqs-gate lint` in `dir` (an empty folder: no tdqs-gate.toml applies).
-fn lint(dir: &Path, args: &[&str]) -> Output {
-    Command::new(GATE)
-        .current_dir(dir)
-        .arg("lint")
-        .args(args)
-        .output()
-        .unwrap()
+fn assert_passes(out: &Output) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
 
-fn assert_refused_as_too_large(out: &Output, flag: &str) {
+/// `lint ARGS` passes, and is refused with `--max-listing-bytes 1024` because of the file of
+/// `file` (its path in the error), with advice that names the limit's flag.
+fn passes_until_the_limit_is_lowered(dir: &Path, args: &[&str], file: &str) {
+    assert_passes(&lint(dir, args));
+    let out = lint(dir, &[args, &["--max-listing-bytes", "1024"]].concat());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("larger than 3072 bytes"), "{stderr}");
-    assert!(
-        stderr.contains(flag),
-        "the error names the file's flag: {stderr}"
-    );
+    assert!(stderr.contains(file), "the error names the file: {stderr}");
     assert!(
         stderr.contains("--max-listing-bytes"),
         "the advice names the limit's flag: {stderr}"
@@ -43,20 +39,8 @@ fn assert_refused_as_too_large(out: &Output, flag: &str) {
 fn a_plain_tool_list_follows_the_listing_limit() {
     let dir = tempfile::tempdir().unwrap();
     let list = large_tool_list().display().to_string();
-    let base = ["--json", "--fail-on", "never", "--export", list.as_str()];
-    let out = lint(dir.path(), &base);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-
-    let out = lint(
-        dir.path(),
-        &[&base[..], &["--max-listing-bytes", "1024"]].concat(),
-    );
-    assert_refused_as_too_large(&out, &list);
+    let args = ["--json", "--fail-on", "never", "--export", &list];
+    passes_until_the_limit_is_lowered(dir.path(), &args, &list);
 }
 
 #[test]
@@ -69,15 +53,13 @@ fn a_baseline_follows_the_listing_limit() {
     std::fs::write(&small, json!([tool]).to_string()).unwrap();
     let small = small.display().to_string();
     let saved = dir.path().join("baseline.json").display().to_string();
-    let out = lint(dir.path(), &["--export", &list, "--write-baseline", &saved]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_passes(&lint(
+        dir.path(),
+        &["--export", &list, "--write-baseline", &saved],
+    ));
     assert!(std::fs::metadata(&saved).unwrap().len() > 3072);
 
+    // A saved baseline, and the base's plain tool list.
     for baseline in [&saved, &list] {
         let args = [
             "--json",
@@ -88,17 +70,6 @@ fn a_baseline_follows_the_listing_limit() {
             "--baseline",
             baseline,
         ];
-        let out = lint(dir.path(), &args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let out = lint(
-            dir.path(),
-            &[&args[..], &["--max-listing-bytes", "1024"]].concat(),
-        );
-        assert_refused_as_too_large(&out, baseline);
+        passes_until_the_limit_is_lowered(dir.path(), &args, baseline);
     }
 }
