@@ -507,8 +507,10 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
     let (mut config, config_path) = lint_config(args.repo.repo.as_deref())?;
     config.restrict(&args.select, &args.ignore)?;
     // Lint also reads the plain tool lists other tools write; the gate reads only its exports.
+    // Both, and a baseline, are read within the listing limit in force.
+    let file_limit = super::resolve::given_file_limit(&args.server);
     let export = match args.export.as_deref() {
-        Some(path) => crate::export::tool_list::read_export_or_tool_list(path)?,
+        Some(path) => crate::export::tool_list::read_export_or_tool_list(path, file_limit)?,
         None => {
             one_export(
                 None,
@@ -528,7 +530,7 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
         .map(|p| p.display().to_string())
         .or(config_path);
     let baseline = match &args.baseline {
-        Some(path) => Some(super::lint_baseline::read(path, &config)?),
+        Some(path) => Some(super::lint_baseline::read(path, &config, file_limit)?),
         None => None,
     };
     lint::baseline::apply(

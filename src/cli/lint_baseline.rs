@@ -9,26 +9,42 @@ use crate::lint::baseline::{self, BaselineFile};
 use crate::lint::{LintConfig, LintReport};
 use tdqs_core::error::{Error, Stage};
 
+/// What a `--baseline` file may be, and how large (a baseline is about the size of the export it
+/// was made from, so it follows the export files' limit).
+fn advice(limit: u64) -> String {
+    format!(
+        "pass a file written by `tdqs-gate lint --write-baseline FILE`, or the base revision's \
+         export; it may hold three times the listing limit ({} MiB here): for a larger one, raise \
+         --max-listing-bytes",
+        limit / (1024 * 1024)
+    )
+}
+
 /// The baseline `path` holds, with the name it is shown by. A file with `baselineVersion` is a
 /// saved baseline; anything else is read as an export or a tool list and linted with `config`
-/// (the same rules and suppressions as the report it is compared with).
-pub(super) fn read(path: &Path, config: &LintConfig) -> Result<(BaselineFile, String), Error> {
+/// (the same rules and suppressions as the report it is compared with). At most `limit` bytes
+/// are read, as for a given export file ([`crate::export::file::export_file_limit`]).
+pub(super) fn read(
+    path: &Path,
+    config: &LintConfig,
+    limit: u64,
+) -> Result<(BaselineFile, String), Error> {
     let shown = path.display().to_string();
-    let text = crate::export::file::read_untrusted(path, crate::export::file::MAX_EXPORT_FILE_BYTES).map_err(|e| {
+    let text = crate::export::file::read_untrusted(path, limit).map_err(|e| {
         e.context(format_args!("--baseline {shown}"))
-            .with_advice("pass a file written by `tdqs-gate lint --write-baseline FILE`, or the base revision's export")
+            .with_advice(advice(limit))
     })?;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         Error::new(
             Stage::Config,
             format!("--baseline {shown} is not valid JSON ({e})"),
         )
-        .with_advice("pass a file written by `tdqs-gate lint --write-baseline FILE`, or the base revision's export")
+        .with_advice(advice(limit))
     })?;
     if value.get("baselineVersion").is_some() {
         return Ok((BaselineFile::parse(&shown, value)?, shown));
     }
-    let export = crate::export::tool_list::read_export_or_tool_list(path)
+    let export = crate::export::tool_list::read_export_or_tool_list(path, limit)
         .map_err(|e| e.context("--baseline is neither a saved baseline nor an export"))?;
     let mut base = crate::lint::lint_export(&export, config);
     baseline::apply(&mut base, &config.suppressions, None);

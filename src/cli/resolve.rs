@@ -95,13 +95,7 @@ pub(crate) async fn one_export(
     progress: &dyn crate::progress::Progress,
 ) -> Result<tdqs_core::export::Export, Error> {
     if let Some(path) = file {
-        let listing = server
-            .max_listing_bytes
-            .unwrap_or(tdqs_core::export::DEFAULT_MAX_LISTING_BYTES);
-        return crate::export::file::read_export_within(
-            path,
-            crate::export::file::export_file_limit(listing),
-        );
+        return crate::export::file::read_export_within(path, given_file_limit(server));
     }
     let source = match rev {
         Some(rev) => SideSource::Revision(rev.to_string()),
@@ -115,6 +109,13 @@ pub(crate) async fn one_export(
         progress,
     )
     .await
+}
+
+/// The most bytes a file given on the command line (an export, a tool list, a lint baseline) may
+/// hold: three times `--max-listing-bytes`, else three times the default listing limit. No
+/// settings revision applies outside the gate, as for a server these commands export.
+pub(crate) fn given_file_limit(server: &ServerArgs) -> u64 {
+    gate::sides::export_file_limit(server.max_listing_bytes, None)
 }
 
 /// The `[lint]` table of the working tree's tdqs-gate.toml, when there is one.

@@ -28,10 +28,12 @@ enum Contents {
 
 /// Reads `path` as a tdqs-gate export or as a plain tool list and returns an export of it. A
 /// plain list gets its hashes computed here (nothing to verify); an export is verified as
-/// [`super::file::read_export`] does. Anything else is refused with the forms that are read.
-pub fn read_export_or_tool_list(path: &Path) -> Result<Export> {
+/// [`super::file::read_export_within`] does. Anything else is refused with the forms that are
+/// read. At most `limit` bytes are read ([`super::file::export_file_limit`] of the listing limit
+/// in force), as for an export file.
+pub fn read_export_or_tool_list(path: &Path, limit: u64) -> Result<Export> {
     let shown = path.display();
-    let text = read_untrusted(path, super::file::MAX_EXPORT_FILE_BYTES)?;
+    let text = read_untrusted(path, limit)?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|err| unreadable(path, format!("it is not valid JSON ({err})")))?;
     match classify(value).map_err(|what| unreadable(path, what))? {

@@ -647,12 +647,13 @@ async fn run_inner(
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));
+    let planned = sides::plan_checked(trees, opts)?;
+    check_judge_before_export(&planned, &mut judge, progress.as_ref()).await?;
     // A listing that changes from start to start would be scored as a change: when the
     // definitions differ, each side is exported once more before any model call, from the tree
     // its first export set up (no setup command runs twice), and a side that lists differently
     // is refused.
-    let (base, head, again) =
-        sides::obtain_checked(trees, opts, progress.as_ref(), true, Some(&mut judge)).await?;
+    let (base, head, again) = sides::export_planned(planned, opts, progress.as_ref(), true).await?;
     let unchanged = record_sides(draft, base, head)?;
     if let Some((base_again, head_again)) = &again {
         check_stable(draft, base_again, head_again)?;
@@ -681,6 +682,20 @@ pub(crate) fn uncommitted_head_note(opts: &GateOptions) -> Option<String> {
         "the working tree differs from the head and was not gated: `--head {rev}` is the commit          checked out here ({}), and the working tree has {changes} on top of it; omit --head to          gate the working tree as it is",
         head.get(..12).unwrap_or(&head)
     ))
+}
+
+/// Checks the judge once the launch plans are known to be valid and before any setup command
+/// or server of a side runs ([`check_judge_first`]). Two export files run nothing, so their judge
+/// is checked when it is first asked.
+async fn check_judge_before_export(
+    planned: &sides::CheckedSides,
+    judge: &mut JudgeSlot,
+    progress: &dyn Progress,
+) -> Result<(), Error> {
+    match planned {
+        sides::CheckedSides::Files => Ok(()),
+        sides::CheckedSides::Trees(_) => check_judge_first(judge, progress).await,
+    }
 }
 
 /// Checks the judge before any export. Outside CI a judge that cannot run ends the run at once,

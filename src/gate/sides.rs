@@ -8,20 +8,25 @@
 //! server starts again, its setup commands do not run again. Each worktree is removed as soon
 //! as its side is done. Several servers of one
 //! repository ([`super::monorepo`]) share one pair of trees (`Trees`, `export_in`), removed
-//! when every server is done.
+//! when every server is done. Each side's launch plan is made and checked in `sides/plans.rs`.
 
 use std::path::Path;
 
 use crate::config::Config;
 use crate::export::client::list_tools_observed;
-use crate::export::launch::{HostEnv, LaunchOptions, LaunchPlan};
+use crate::export::launch::LaunchPlan;
 use crate::progress::{Progress, ProgressEvent};
 use crate::revision::{self, Side};
 use tdqs_core::error::Error;
-use tdqs_core::export::ExportLimits;
 use tdqs_core::export::{Export, ExportSource, ProbeProfile};
 
 use super::{GateOptions, ServerOptions, SideSource};
+
+mod plans;
+pub(super) use plans::{
+    fixed_url_error, one_server_configs, plan_sides, unknown_server, SidePlans,
+};
+use plans::{plan, plan_under_settings};
 
 /// One side's export and where it came from.
 #[derive(Debug, Clone)]
@@ -58,16 +63,19 @@ pub(crate) fn read_file_side(path: &Path, limit: u64) -> Result<SideExport, Erro
 }
 
 /// The most bytes a given export file may hold: three times the listing limit a server would
-/// get under these settings ([`crate::export::file::export_file_limit`]): `--max-listing-bytes`,
-/// else the largest `max-listing-bytes` of the settings' server tables, else the default.
-pub(crate) fn export_file_limit(server: &ServerOptions, settings: Option<&Config>) -> u64 {
+/// get under these settings ([`crate::export::file::export_file_limit`]): `max_listing_bytes`
+/// (`--max-listing-bytes`), else the largest `max-listing-bytes` of the settings' server tables,
+/// else the default.
+pub(crate) fn export_file_limit(
+    max_listing_bytes: Option<usize>,
+    settings: Option<&Config>,
+) -> u64 {
     let configured = settings
         .into_iter()
         .flat_map(|c| c.server.iter().chain(c.servers.iter().map(|s| &s.server)))
         .filter_map(|s| s.max_listing_bytes)
         .max();
-    let listing = server
-        .max_listing_bytes
+    let listing = max_listing_bytes
         .or(configured)
         .unwrap_or(tdqs_core::export::DEFAULT_MAX_LISTING_BYTES);
     crate::export::file::export_file_limit(listing)
@@ -77,245 +85,10 @@ pub(crate) fn export_file_limit(server: &ServerOptions, settings: Option<&Config
 /// else the defaults), as the sides given as export files are read.
 pub(crate) fn export_file_limit_of(opts: &GateOptions) -> Result<u64, Error> {
     let settings = super::base_settings::SettingsSource::of(opts).config(opts.repo.as_deref())?;
-    Ok(export_file_limit(&opts.server, settings.as_ref()))
-}
-
-/// The probe profile: the configuration's, with command-line overrides.
-fn probe_profile(config: Option<&Config>, server: &ServerOptions) -> ProbeProfile {
-    let mut probe = config.map(|c| c.probe.clone()).unwrap_or_default();
-    if let Some(v) = &server.protocol_version {
-        probe.protocol_version = v.clone();
-    }
-    if let Some(era) = server.era {
-        probe.era = era;
-    }
-    if let Some(caps) = &server.capabilities {
-        probe.capabilities = caps.clone();
-    }
-    probe
-}
-
-/// The command line's limits over `limits` (the command line wins over tdqs-gate.toml).
-fn command_line_limits(server: &ServerOptions, mut limits: ExportLimits) -> ExportLimits {
-    if let Some(t) = server.timeout {
-        limits.startup_timeout = t;
-        limits.request_timeout = t;
-    }
-    if let Some(n) = server.max_message_bytes {
-        limits.max_message_bytes = n;
-    }
-    if let Some(n) = server.max_listing_bytes {
-        limits.max_listing_bytes = n;
-    }
-    limits
-}
-
-/// The launch plan, probe profile and `[decision]` table shared by both sides.
-pub(super) type Planned = (LaunchPlan, ProbeProfile, crate::config::DecisionConfig);
-
-/// The launch plan and probe profile shared by both sides, read from the head's tree.
-fn plan(head_root: &Path, server: &ServerOptions, secrets: &[String]) -> Result<Planned, Error> {
-    let config = Config::load(head_root)?;
-    let (config, server, _) = one_server(config, server)?;
-    plan_with(config.as_ref(), head_root, &server, secrets)
-}
-
-/// With `[[server]]` tables, the one server a single-server command starts: the table named by
-/// `--server NAME`, or the only table, with its name. Without tables, the configuration as it is.
-fn one_server(
-    config: Option<Config>,
-    server: &ServerOptions,
-) -> Result<(Option<Config>, ServerOptions, Option<String>), Error> {
-    if server.servers.len() > 1 {
-        return Err(Error::usage(format!(
-            "--server is given {} times, but this command exports one server",
-            server.servers.len()
-        ))
-        .with_advice("give one --server NAME (several are for the gate itself)"));
-    }
-    let Some(config) = config else {
-        return Ok((None, server.clone(), None));
-    };
-    if config.servers.is_empty() {
-        return Ok((Some(config), server.clone(), None));
-    }
-    let names = config.server_names();
-    let name = match (&server.server, names.as_slice()) {
-        (Some(name), _) => name.clone(),
-        (None, [only]) => only.clone(),
-        (None, _) => {
-            return Err(Error::usage(format!(
-                "{} has several [[server]] tables ({}), and this command exports one",
-                config.path.display(),
-                names.join(", ")
-            ))
-            .with_advice("name the server to export with --server NAME"))
-        }
-    };
-    let one = config
-        .for_server(&name)
-        .ok_or_else(|| unknown_server(&name, &config))?;
-    // The name picked a table, not a host manifest entry.
-    let mut server = server.clone();
-    server.server = None;
-    server.servers.clear();
-    Ok((Some(one), server, Some(name)))
-}
-
-/// `--server NAME` that names no `[[server]]` table.
-pub(super) fn unknown_server(name: &str, config: &Config) -> Error {
-    Error::usage(format!(
-        "--server {name}: {} has no [[server]] table named `{name}`; its servers are {}",
-        config.path.display(),
-        config.server_names().join(", ")
+    Ok(export_file_limit(
+        opts.server.max_listing_bytes,
+        settings.as_ref(),
     ))
-    .with_advice("pass one of those names, or add a [[server]] table with that name")
-}
-
-/// The launch plan and probe profile from a configuration already read (one server's).
-pub(super) fn plan_with(
-    config: Option<&Config>,
-    head_root: &Path,
-    server: &ServerOptions,
-    secrets: &[String],
-) -> Result<Planned, Error> {
-    let mut base_limits = ExportLimits::default();
-    if let Some(server_config) = config.and_then(|c| c.server.as_ref()) {
-        base_limits = server_config.apply_limits(base_limits);
-    }
-    // The command line wins over the configuration.
-    let base_limits = command_line_limits(server, base_limits);
-    let options = LaunchOptions {
-        command: server.command.as_deref(),
-        url: server.url.as_deref(),
-        server: server.server.as_deref(),
-        config,
-        manifest_root: head_root,
-        exclude_env: secrets,
-        limits: base_limits,
-    };
-    let mut plan = LaunchPlan::resolve(&options, &HostEnv::current())?;
-    if plan.starts_process() {
-        plan.confine(sandbox_decision(config, server)?);
-    }
-    // Credentials typed into the command are masked in every text the gate writes.
-    for value in crate::export::command_secrets::credential_values(&plan.command_template()) {
-        tdqs_core::redact::register_secret(&value);
-    }
-    plan.override_limits(|limits| command_line_limits(server, limits));
-    let decision = config.map(|c| c.decision).unwrap_or_default();
-    Ok((plan, probe_profile(config, server), decision))
-}
-
-/// Both sides' launch plans of one server, and what they share (the base's settings).
-pub(super) struct SidePlans {
-    /// `None` when the base is an export file.
-    pub base: Option<LaunchPlan>,
-    /// `None` when the head is an export file.
-    pub head: Option<LaunchPlan>,
-    pub probe: ProbeProfile,
-    pub decision: crate::config::DecisionConfig,
-}
-
-/// Each side's launch plan from its own configuration (`head` for the head; `settings`, the
-/// base's, for the base) under the base's settings, with the checks of
-/// [`super::base_settings`]: a head plan reads no variable the base does not give a server, and
-/// no plan names a path inside the working tree (`tree_roots`) or `$PWD`. `roots` are the
-/// sides' trees (`None` for an export file), where manifests are looked for.
-pub(super) fn plan_sides(
-    settings: Option<&Config>,
-    head: Option<&Config>,
-    roots: (Option<&Path>, Option<&Path>),
-    server: &ServerOptions,
-    secrets: &[String],
-    tree_roots: &[std::path::PathBuf],
-    base_label: &str,
-) -> Result<SidePlans, Error> {
-    use super::base_settings as bs;
-    let base = match roots.0 {
-        Some(root) => Some(plan_with(settings, root, server, secrets)?),
-        None => None,
-    };
-    let head_config = bs::merged(settings, head);
-    let head = match roots.1 {
-        Some(root) => {
-            // The base's server chosen from a host manifest is the head's entry of that name.
-            let mut head_server = server.clone();
-            let head_has_command = head_config
-                .as_ref()
-                .and_then(|c| c.server.as_ref())
-                .is_some_and(|s| s.command.is_some() || s.url.is_some());
-            if let Some(name) = base.as_ref().and_then(|(p, _, _)| p.manifest_entry()) {
-                if head_server.command.is_none() && head_server.url.is_none() && !head_has_command {
-                    head_server.server = Some(name.to_string());
-                }
-            }
-            Some(plan_with(
-                head_config.as_ref(),
-                root,
-                &head_server,
-                secrets,
-            )?)
-        }
-        None => None,
-    };
-    for (plan, _, _) in base.iter().chain(head.iter()) {
-        bs::refuse_tree_paths(plan, tree_roots)?;
-    }
-    if let Some((plan, _, _)) = &head {
-        let allowed = bs::Allowed::of(base.as_ref().map(|(p, _, _)| p), settings);
-        bs::check_head_references(plan, &allowed, base_label)?;
-    }
-    let (probe, decision) = match base.as_ref().or(head.as_ref()) {
-        Some((_, probe, decision)) => (probe.clone(), *decision),
-        None => (probe_profile(settings, server), Default::default()),
-    };
-    Ok(SidePlans {
-        base: base.map(|(p, _, _)| p),
-        head: head.map(|(p, _, _)| p),
-        probe,
-        decision,
-    })
-}
-
-/// The launch plan of the tree at `root` under the settings of revision `rev` (`export
-/// --settings-rev`): what the gate does for a head, for a step that exports one side.
-fn plan_under_settings(
-    repo: Option<&Path>,
-    rev: &str,
-    root: &Path,
-    server: &ServerOptions,
-    secrets: &[String],
-) -> Result<Planned, Error> {
-    use super::base_settings as bs;
-    let source = bs::SettingsSource::Revision(rev.to_string());
-    let settings = source.config(repo)?;
-    let own = Config::load(root)?;
-    let (settings, own, options) =
-        one_server_configs(settings.as_ref(), true, own.as_ref(), server)?;
-    let merged = bs::merged(settings.as_ref(), own.as_ref());
-    let planned = plan_with(merged.as_ref(), root, &options, secrets)?;
-    let allowed =
-        bs::Allowed::of(None, settings.as_ref()).with_config_references(settings.as_ref());
-    bs::check_head_references(&planned.0, &allowed, &source.label())?;
-    Ok(planned)
-}
-
-/// Whether the pull request's processes run in the sandbox: `--sandbox` (the workflow's
-/// choice), then `[sandbox]` of the configuration, then `auto`; required in CI.
-fn sandbox_decision(
-    config: Option<&Config>,
-    server: &ServerOptions,
-) -> Result<crate::platform::sandbox::Decision, Error> {
-    use crate::platform::sandbox;
-    let table = config.and_then(|c| c.sandbox.as_ref());
-    let path = config.map_or_else(
-        || Path::new("tdqs-gate.toml").to_path_buf(),
-        |c| c.path.clone(),
-    );
-    let settings = sandbox::parse_config(table, &path)?;
-    let ci = sandbox::in_ci(&|name| std::env::var(name).ok());
-    sandbox::decide(server.sandbox, &settings, ci, sandbox::probe)
 }
 
 /// Which side of a run an export is for. Passed as a value (not read back out of a progress
@@ -352,6 +125,26 @@ impl SideRole {
             SideRole::Base => crate::platform::sandbox::CacheUse::Shared,
             SideRole::Head | SideRole::Alone => crate::platform::sandbox::CacheUse::Private,
         }
+    }
+}
+
+/// Which export a server's listing is: the side it is for, and the server's name when a run
+/// covers several servers (`None` for one).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SideId<'a> {
+    pub role: SideRole,
+    pub server: Option<&'a str>,
+}
+
+impl SideId<'_> {
+    /// The side of a run with one server.
+    pub(super) fn alone(role: SideRole) -> SideId<'static> {
+        SideId { role, server: None }
+    }
+
+    /// The side's name in progress events ([`SideRole::label`]).
+    fn label(self) -> String {
+        self.role.label(self.server)
     }
 }
 
@@ -412,7 +205,8 @@ pub(super) async fn export_in(
     server: Option<&str>,
 ) -> Result<SideExport, Error> {
     let tree = RunTree::open(side, plan)?;
-    let result = list_in(side, &tree, plan, probe, progress, (role, server), true).await;
+    let id = SideId { role, server };
+    let result = list_in(side, &tree, plan, probe, progress, id, true).await;
     let closed = tree.close();
     let export = result?;
     closed?;
@@ -463,10 +257,10 @@ pub(super) async fn list_in(
     plan: &LaunchPlan,
     probe: &ProbeProfile,
     progress: &dyn Progress,
-    (role, server): (SideRole, Option<&str>),
+    id: SideId<'_>,
     run_setup: bool,
 ) -> Result<SideExport, Error> {
-    let side_name = role.label(server);
+    let side_name = id.label();
     let label = side.revision_label.clone();
     let commit = side.commit.clone();
     let run_root = tree.root.clone();
@@ -488,7 +282,7 @@ pub(super) async fn list_in(
             &run_root,
             plan.sandbox(),
             plan.package_cache(),
-            role.cache_use(),
+            id.role.cache_use(),
         )?;
         let observe = |event| {
             progress.event(ProgressEvent::Setup {
@@ -550,7 +344,7 @@ pub(super) async fn list_in(
     let export = result?;
     // Only the head's lines are shown (a fallen tool is fixed there), and only from the first
     // export. A tree that cannot be read costs the links, never the run.
-    let locations = (run_setup && role != SideRole::Base)
+    let locations = (run_setup && id.role != SideRole::Base)
         .then(|| crate::locate::locate(&side.root, &export).ok())
         .flatten();
     Ok(SideExport {
@@ -636,34 +430,115 @@ pub(crate) async fn obtain(
     opts: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<(SideExport, SideExport), Error> {
-    obtain_from(None, opts, progress, None).await
-}
-
-/// Both sides' exports, from trees already checked out when given. `judge`, when given, is
-/// checked once the launch plans are known to be valid and before any setup or export runs.
-pub(super) async fn obtain_from(
-    trees: Option<Trees>,
-    opts: &GateOptions,
-    progress: &dyn Progress,
-    judge: Option<&mut crate::score::session::JudgeSlot>,
-) -> Result<(SideExport, SideExport), Error> {
-    let (base, head, _) = obtain_checked(trees, opts, progress, false, judge).await?;
+    let (base, head, _) = obtain_checked(None, opts, progress, false).await?;
     Ok((base, head))
 }
 
 /// Both sides' exports and, with `check_stability` when their definitions differ, each side's
-/// second export, listed from the tree its first export prepared: the second runs the server
-/// again but no setup command.
+/// second export ([`plan_checked`], then [`export_planned`]).
 pub(super) async fn obtain_checked(
     trees: Option<Trees>,
     opts: &GateOptions,
     progress: &dyn Progress,
     check_stability: bool,
-    judge: Option<&mut crate::score::session::JudgeSlot>,
 ) -> Result<(SideExport, SideExport, Option<(SideExport, SideExport)>), Error> {
+    let planned = plan_checked(trees, opts)?;
+    export_planned(planned, opts, progress, check_stability).await
+}
+
+/// The sides with their launch plans checked, before anything of either side has run.
+pub(super) enum CheckedSides {
+    /// Both sides are export files: nothing runs.
+    Files,
+    /// At least one side is a tree, whose server the export stage starts.
+    Trees(Box<CheckedTrees>),
+}
+
+/// The trees of [`CheckedSides::Trees`] and what their plans decided.
+pub(super) struct CheckedTrees {
+    base_side: Option<Side>,
+    head_side: Option<Side>,
+    plans: SidePlans,
+    settings_changed: Option<String>,
+    /// Keeps the working tree's side alive until the exports are done ([`Trees`]).
+    _config_side: Option<Side>,
+}
+
+/// Checks out both sides (unless `trees` are given) and checks their launch plans: everything
+/// that refuses a run for its configuration, before any setup command or server runs.
+pub(super) fn plan_checked(
+    trees: Option<Trees>,
+    opts: &GateOptions,
+) -> Result<CheckedSides, Error> {
+    let (base, head) = (&opts.base, &opts.head);
+    if let (SideSource::ExportFile(_), SideSource::ExportFile(_)) = (base, head) {
+        return Ok(CheckedSides::Files);
+    }
     let secrets = crate::judge::build::secret_env_names(&opts.judge);
-    match (&opts.base, &opts.head) {
-        (SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
+    let trees = match trees {
+        Some(trees) => trees,
+        None => open_trees(opts)?,
+    };
+    let Trees {
+        base: base_side,
+        head: head_side,
+        config,
+        base_config,
+        base_label,
+        tree_roots,
+        _config_side,
+    } = trees;
+    let (settings, head_config, server) = one_server_configs(
+        base_config.as_ref(),
+        base_side.is_some(),
+        config.as_ref(),
+        &opts.server,
+    )?;
+    let plans = plan_sides(
+        settings.as_ref(),
+        head_config.as_ref(),
+        (
+            base_side.as_ref().map(|s| s.root.as_path()),
+            head_side.as_ref().map(|s| s.root.as_path()),
+        ),
+        &server,
+        &secrets,
+        &tree_roots,
+        &base_label,
+    )?;
+    let settings_changed = super::base_settings::changed_settings_warning(
+        &super::base_settings::changed_settings(base_config.as_ref(), config.as_ref()),
+        &base_label,
+    );
+    for plan in plans.base.iter().chain(plans.head.iter()) {
+        if let (Some(url), false, false) = (
+            plan.fixed_url(),
+            matches!(base, SideSource::ExportFile(_)),
+            matches!(head, SideSource::ExportFile(_)),
+        ) {
+            return Err(fixed_url_error(url, plan.origin()));
+        }
+    }
+    Ok(CheckedSides::Trees(Box::new(CheckedTrees {
+        base_side,
+        head_side,
+        plans,
+        settings_changed,
+        _config_side,
+    })))
+}
+
+/// The export stage: both sides' exports and, with `check_stability` when their definitions
+/// differ, each side's second export, listed from the tree its first export prepared: the
+/// second runs the server again but no setup command.
+pub(super) async fn export_planned(
+    planned: CheckedSides,
+    opts: &GateOptions,
+    progress: &dyn Progress,
+    check_stability: bool,
+) -> Result<(SideExport, SideExport, Option<(SideExport, SideExport)>), Error> {
+    match (planned, &opts.base, &opts.head) {
+        (CheckedSides::Files, SideSource::ExportFile(b), SideSource::ExportFile(h)) => {
             let limit = export_file_limit_of(opts)?;
             let base = read_file_side(b, limit)?;
             let mut head = read_file_side(h, limit)?;
@@ -675,54 +550,15 @@ pub(super) async fn obtain_checked(
             };
             Ok((base, head, again))
         }
-        (base, head) => {
-            let trees = match trees {
-                Some(trees) => trees,
-                None => open_trees(opts)?,
-            };
-            let Trees {
-                base: base_side,
-                head: head_side,
-                config,
-                base_config,
-                base_label,
-                tree_roots,
+        (CheckedSides::Files, _, _) => Err(Error::internal("export files planned for a tree")),
+        (CheckedSides::Trees(planned), base, head) => {
+            let CheckedTrees {
+                base_side,
+                head_side,
+                plans,
+                settings_changed,
                 _config_side,
-            } = trees;
-            let (settings, head_config, server) = one_server_configs(
-                base_config.as_ref(),
-                base_side.is_some(),
-                config.as_ref(),
-                &opts.server,
-            )?;
-            let plans = plan_sides(
-                settings.as_ref(),
-                head_config.as_ref(),
-                (
-                    base_side.as_ref().map(|s| s.root.as_path()),
-                    head_side.as_ref().map(|s| s.root.as_path()),
-                ),
-                &server,
-                &secrets,
-                &tree_roots,
-                &base_label,
-            )?;
-            let settings_changed = super::base_settings::changed_settings_warning(
-                &super::base_settings::changed_settings(base_config.as_ref(), config.as_ref()),
-                &base_label,
-            );
-            for plan in plans.base.iter().chain(plans.head.iter()) {
-                if let (Some(url), false, false) = (
-                    plan.fixed_url(),
-                    matches!(base, SideSource::ExportFile(_)),
-                    matches!(head, SideSource::ExportFile(_)),
-                ) {
-                    return Err(fixed_url_error(url, plan.origin()));
-                }
-            }
-            if let Some(judge) = judge {
-                super::check_judge_first(judge, progress).await?;
-            }
+            } = *planned;
             let (probe, decision) = (plans.probe.clone(), plans.decision);
             let blind = match (&head_side, &plans.head) {
                 (Some(side), Some(plan)) => plan.blind_to_tree(&side.root),
@@ -849,7 +685,8 @@ async fn first_export(
     role: SideRole,
     file_limit: u64,
 ) -> Result<(SideExport, Option<PreparedSide>), Error> {
-    let side_name = role.label(None);
+    let id = SideId::alone(role);
+    let side_name = id.label();
     match (source, side) {
         (SideSource::ExportFile(path), _) => Ok((read_file_side(path, file_limit)?, None)),
         (_, Some(side)) => {
@@ -865,7 +702,7 @@ async fn first_export(
                     return Err(e);
                 }
             };
-            match list_in(&side, &tree, plan, probe, progress, (role, None), true).await {
+            match list_in(&side, &tree, plan, probe, progress, id, true).await {
                 Ok(export) => Ok((export, Some(PreparedSide { side, tree }))),
                 Err(e) => {
                     // Remove the trees now, and report a failure to remove them.
@@ -903,7 +740,7 @@ async fn export_again(
                 plan,
                 probe,
                 progress,
-                (role, None),
+                SideId::alone(role),
                 false,
             )
             .await
@@ -912,40 +749,6 @@ async fn export_again(
         // An export file lists what it listed.
         _ => Ok(first.clone()),
     }
-}
-
-/// One server's configurations in a single-server run: the base's settings (the table chosen
-/// from the base's file), the head's plan for the same server, and the options to start it. With
-/// an export file as the base there are no base settings: the head's file only picks the table.
-pub(super) fn one_server_configs(
-    base_config: Option<&Config>,
-    base_is_tree: bool,
-    head_config: Option<&Config>,
-    server: &ServerOptions,
-) -> Result<(Option<Config>, Option<Config>, ServerOptions), Error> {
-    if base_is_tree {
-        let (settings, options, table) = one_server(base_config.cloned(), server)?;
-        let head = super::base_settings::head_plan_for(head_config, table.as_deref())?;
-        Ok((settings, head, options))
-    } else {
-        let (head, options, _) = one_server(head_config.cloned(), server)?;
-        Ok((None, head, options))
-    }
-}
-
-/// The gate needs each revision's own server: a URL without `{port}` reaches one server only.
-pub(super) fn fixed_url_error(url: &str, origin: &str) -> Error {
-    let masked = crate::export::command_secrets::mask_command(&[url.to_string()]).join(" ");
-    Error::usage(format!(
-        "the server URL {masked} (from {origin}) is fixed, but the gate exports two revisions: \
-         one server at one URL cannot serve both the base and the head"
-    ))
-    .with_advice(
-        "give the command that starts the server (`--command` or `[server] command`) and put \
-         `{port}` in the URL and in the command's arguments or env (e.g. `PORT = \"{port}\"`), \
-         so each side's tree gets its own server; or export each revision yourself with \
-         `tdqs-gate export --url …` and pass the files with --base-export/--head-export",
-    )
 }
 
 /// One side's export (`tdqs-gate export`, `score`, `lint`).
@@ -958,7 +761,7 @@ pub(crate) async fn export_one(
 ) -> Result<Export, Error> {
     if let SideSource::ExportFile(path) = source {
         // No settings revision here: the command line's listing limit, else the default.
-        return Ok(read_file_side(path, export_file_limit(server, None))?.export);
+        return Ok(read_file_side(path, export_file_limit(server.max_listing_bytes, None))?.export);
     }
     let mut tree_roots = Vec::new();
     let (side, config_root) =

@@ -1,47 +1,41 @@
-//! Showing a pull request only the findings it introduced: a baseline of known findings, and
-//! suppressions that accept one finding for a stated reason.
+//! Showing a pull request only the findings it introduced: the baseline file of known
+//! findings, and suppressions that accept one finding for a stated reason. The identity of a
+//! finding and the matching are pure and live in [`tdqs_core::baseline`]; this file holds the
+//! baseline file's format and the `[[lint.suppress]]` tables, and applies both to a report.
 //!
 //! A finding is identified as its SARIF fingerprint is ([`super::render::fingerprint`]): by
-//! code, tool, parameter and related tools, never by its wording, so a reworded message still
-//! matches. A baseline is a multiset: two equal findings in the baseline hide two, not more.
+//! code, tool, parameter and related tools, never by its wording.
 //!
 //! Suppressions live in the `[[lint.suppress]]` tables of `tdqs-gate.toml` (reviewed in the
 //! diff that adds them); each needs a non-empty `reason`, or the configuration is refused. A
 //! baseline file needs none: it records debt that existed, it does not accept it.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
+use tdqs_core::baseline::FindingId;
 use tdqs_core::error::{Error, Stage};
 
 use super::catalogue::{Code, Finding};
 use super::LintReport;
 
+pub use tdqs_core::baseline::Hidden;
+
 /// The format version of a baseline file.
 pub const BASELINE_VERSION: u32 = 1;
 
-/// A finding's identity: what it is about, not how it is worded.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BaselineEntry {
-    pub code: Code,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameter: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub related: Vec<String>,
-}
+/// A finding's identity, as a baseline file records it.
+pub type BaselineEntry = FindingId<Code>;
 
-impl BaselineEntry {
-    pub fn of(f: &Finding) -> BaselineEntry {
-        BaselineEntry {
-            code: f.code,
-            tool: f.tool.clone(),
-            parameter: f.parameter.clone(),
-            related: f.related.clone(),
-        }
+/// One `[[lint.suppress]]` table: the findings it accepts and why.
+pub type Suppression = tdqs_core::baseline::Suppression<Code>;
+
+/// The identity of `f`.
+pub fn entry_of(f: &Finding) -> BaselineEntry {
+    FindingId {
+        code: f.code,
+        tool: f.tool.clone(),
+        parameter: f.parameter.clone(),
+        related: f.related.clone(),
     }
 }
 
@@ -58,8 +52,7 @@ pub struct BaselineFile {
 impl BaselineFile {
     /// The baseline of a report's findings, sorted so the file diffs well.
     pub fn of(report: &LintReport) -> BaselineFile {
-        let mut findings: Vec<BaselineEntry> =
-            report.findings.iter().map(BaselineEntry::of).collect();
+        let mut findings: Vec<BaselineEntry> = report.findings.iter().map(entry_of).collect();
         findings.sort();
         BaselineFile {
             baseline_version: BASELINE_VERSION,
@@ -97,180 +90,76 @@ impl BaselineFile {
     }
 }
 
-/// One `[[lint.suppress]]` table: the findings it accepts and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Suppression {
-    pub code: Code,
-    /// Every tool when absent.
-    pub tool: Option<String>,
-    /// Every parameter (and the tool itself) when absent.
-    pub parameter: Option<String>,
-    pub reason: String,
-}
-
-impl Suppression {
-    fn accepts(&self, f: &Finding) -> bool {
-        f.code == self.code
-            && (self.tool.is_none() || self.tool == f.tool)
-            && (self.parameter.is_none() || self.parameter == f.parameter)
-    }
-
-    /// Reads the `suppress` array of the `[lint]` table.
-    pub fn from_toml(value: &toml::Value) -> Result<Vec<Suppression>, Error> {
-        let refuse = |i: usize, what: String| {
-            Error::new(
-                Stage::Config,
-                format!("[[lint.suppress]] entry {}: {what}", i + 1),
-            )
-            .with_advice(
-                "each [[lint.suppress]] takes code, reason, and optionally tool and \
+/// Reads the `suppress` array of the `[lint]` table.
+pub fn suppressions_from_toml(value: &toml::Value) -> Result<Vec<Suppression>, Error> {
+    let refuse = |i: usize, what: String| {
+        Error::new(
+            Stage::Config,
+            format!("[[lint.suppress]] entry {}: {what}", i + 1),
+        )
+        .with_advice(
+            "each [[lint.suppress]] takes code, reason, and optionally tool and \
                      parameter, e.g. code = \"TDQS-D007\", tool = \"search\", reason = \"…\"",
-            )
+        )
+    };
+    let Some(entries) = value.as_array() else {
+        return Err(refuse(
+            0,
+            "write it as [[lint.suppress]] tables".to_string(),
+        ));
+    };
+    let mut out = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let Some(table) = entry.as_table() else {
+            return Err(refuse(i, "it is not a table".to_string()));
         };
-        let Some(entries) = value.as_array() else {
+        let text = |key: &str| -> Result<Option<String>, Error> {
+            match table.get(key) {
+                None => Ok(None),
+                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(refuse(i, format!("`{key}` must be a string"))),
+            }
+        };
+        if let Some(key) = table
+            .keys()
+            .find(|k| !["code", "tool", "parameter", "reason"].contains(&k.as_str()))
+        {
+            return Err(refuse(i, format!("unknown key `{key}`")));
+        }
+        let code_text = text("code")?.ok_or_else(|| refuse(i, "it has no `code`".into()))?;
+        let code = Code::parse(&code_text)
+            .ok_or_else(|| refuse(i, format!("unknown code `{code_text}`")))?;
+        let reason = text("reason")?.unwrap_or_default();
+        if reason.trim().is_empty() {
+            // Refused, not defaulted: an accepted finding must say why to whoever reads it.
             return Err(refuse(
-                0,
-                "write it as [[lint.suppress]] tables".to_string(),
+                i,
+                format!("suppressing {code} needs a `reason` that says why it is accepted"),
             ));
-        };
-        let mut out = Vec::new();
-        for (i, entry) in entries.iter().enumerate() {
-            let Some(table) = entry.as_table() else {
-                return Err(refuse(i, "it is not a table".to_string()));
-            };
-            let text = |key: &str| -> Result<Option<String>, Error> {
-                match table.get(key) {
-                    None => Ok(None),
-                    Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-                    Some(_) => Err(refuse(i, format!("`{key}` must be a string"))),
-                }
-            };
-            if let Some(key) = table
-                .keys()
-                .find(|k| !["code", "tool", "parameter", "reason"].contains(&k.as_str()))
-            {
-                return Err(refuse(i, format!("unknown key `{key}`")));
-            }
-            let code_text = text("code")?.ok_or_else(|| refuse(i, "it has no `code`".into()))?;
-            let code = Code::parse(&code_text)
-                .ok_or_else(|| refuse(i, format!("unknown code `{code_text}`")))?;
-            let reason = text("reason")?.unwrap_or_default();
-            if reason.trim().is_empty() {
-                // Refused, not defaulted: an accepted finding must say why to whoever reads it.
-                return Err(refuse(
-                    i,
-                    format!("suppressing {code} needs a `reason` that says why it is accepted"),
-                ));
-            }
-            out.push(Suppression {
-                code,
-                tool: text("tool")?,
-                parameter: text("parameter")?,
-                reason,
-            });
         }
-        Ok(out)
+        out.push(Suppression {
+            code,
+            tool: text("tool")?,
+            parameter: text("parameter")?,
+            reason,
+        });
     }
-}
-
-/// What a baseline and suppressions took out of a report (shown in every rendering).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Hidden {
-    /// Findings accepted by a `[[lint.suppress]]` entry.
-    pub suppressed: usize,
-    /// Findings the baseline already had.
-    pub known: usize,
-    /// Where the baseline came from (a file), when one was given.
-    pub baseline: Option<String>,
-    /// Suppressions that matched no finding: stale, or misspelled.
-    pub unused_suppressions: Vec<String>,
-}
-
-impl Hidden {
-    /// True when nothing was given that could hide a finding.
-    pub fn is_inactive(&self) -> bool {
-        self.baseline.is_none() && self.suppressed == 0 && self.unused_suppressions.is_empty()
-    }
-
-    /// One line for the text and Markdown renderings.
-    pub fn summary(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(baseline) = &self.baseline {
-            parts.push(format!(
-                "{} known finding{} hidden by the baseline {baseline}; shown: the new ones",
-                self.known,
-                if self.known == 1 { "" } else { "s" }
-            ));
-        }
-        if self.suppressed > 0 {
-            parts.push(format!(
-                "{} suppressed by [[lint.suppress]] with a reason",
-                self.suppressed
-            ));
-        }
-        if !self.unused_suppressions.is_empty() {
-            parts.push(format!(
-                "suppressions that matched nothing: {}",
-                self.unused_suppressions.join(", ")
-            ));
-        }
-        parts.join(" · ")
-    }
+    Ok(out)
 }
 
 /// Removes the suppressed findings, then those the baseline has, and records both counts in
-/// `report.hidden`. `baseline` is the baseline and a name for it.
+/// `report.hidden` ([`tdqs_core::baseline::hide`]). `baseline` is the baseline and a name for it.
 pub fn apply(
     report: &mut LintReport,
     suppressions: &[Suppression],
     baseline: Option<(&BaselineFile, String)>,
 ) {
-    let mut used = vec![false; suppressions.len()];
-    let mut hidden = Hidden::default();
-    report
-        .findings
-        .retain(|f| match suppressions.iter().position(|s| s.accepts(f)) {
-            Some(i) => {
-                used[i] = true;
-                hidden.suppressed += 1;
-                false
-            }
-            None => true,
-        });
-    hidden.unused_suppressions = suppressions
-        .iter()
-        .zip(&used)
-        .filter(|(_, used)| !**used)
-        .map(|(s, _)| {
-            let mut label = s.code.to_string();
-            if let Some(tool) = &s.tool {
-                label.push_str(&format!(" on {tool}"));
-            }
-            if let Some(p) = &s.parameter {
-                label.push_str(&format!(".{p}"));
-            }
-            label
-        })
-        .collect();
-    if let Some((file, name)) = baseline {
-        let mut known: BTreeMap<&BaselineEntry, usize> = BTreeMap::new();
-        for entry in &file.findings {
-            *known.entry(entry).or_default() += 1;
-        }
-        report
-            .findings
-            .retain(|f| match known.get_mut(&BaselineEntry::of(f)) {
-                Some(n) if *n > 0 => {
-                    *n -= 1;
-                    hidden.known += 1;
-                    false
-                }
-                _ => true,
-            });
-        hidden.baseline = Some(name);
-    }
-    report.hidden = hidden;
+    report.hidden = tdqs_core::baseline::hide(
+        &mut report.findings,
+        entry_of,
+        suppressions,
+        baseline.map(|(file, name)| (file.findings.as_slice(), name)),
+    );
 }
 
 #[cfg(test)]
@@ -307,37 +196,10 @@ mod tests {
     }
 
     #[test]
-    fn a_baseline_hides_as_many_as_it_holds_and_ignores_wording() {
-        let old = report(vec![finding(Code::D001, "a"), finding(Code::D002, "a")]);
-        let file = BaselineFile::of(&old);
-        let mut reworded = finding(Code::D001, "a");
-        reworded.message = "reworded".to_string();
-        let mut new = report(vec![
-            reworded,
-            finding(Code::D001, "a"),
-            finding(Code::D001, "b"),
-        ]);
-        apply(&mut new, &[], Some((&file, "base.json".to_string())));
-        let left: Vec<(Code, Option<String>)> = new
-            .findings
-            .iter()
-            .map(|f| (f.code, f.tool.clone()))
-            .collect();
-        assert_eq!(
-            left,
-            vec![
-                (Code::D001, Some("a".into())),
-                (Code::D001, Some("b".into()))
-            ]
-        );
-        assert_eq!(new.hidden.known, 1);
-    }
-
-    #[test]
     fn a_suppression_needs_a_reason_and_reports_when_it_matches_nothing() {
         let parse = |text: &str| {
             let doc: toml::Value = toml::from_str(text).unwrap_or(toml::Value::Boolean(false));
-            Suppression::from_toml(doc.get("suppress").unwrap_or(&toml::Value::Boolean(false)))
+            suppressions_from_toml(doc.get("suppress").unwrap_or(&toml::Value::Boolean(false)))
         };
         let err = parse("[[suppress]]\ncode = \"TDQS-D001\"\nreason = \"  \"\n")
             .err()

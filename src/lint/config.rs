@@ -152,7 +152,7 @@ impl LintConfig {
                     }
                 }
                 "suppress" => {
-                    config.suppressions = super::baseline::Suppression::from_toml(value)?;
+                    config.suppressions = super::baseline::suppressions_from_toml(value)?;
                 }
                 other => {
                     return Err(Error::usage(format!("[lint] has an unknown key `{other}`"))

@@ -3,11 +3,11 @@
 //! with suppressions that need a reason.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
 
-const GATE: &str = env!("CARGO_BIN_EXE_tdqs-gate-dup");
+use crate::support::lint;
 
 fn careless() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-tracker/careless.json")
@@ -16,16 +16,6 @@ fn careless() -> PathBuf {
 fn careless_tools() -> Vec<Value> {
     let text = std::fs::read_to_string(careless()).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-/// Runs `tdqs-gate lint` in an empty folder (no tdqs-gate.toml applies).
-fn lint(dir: &Path, args: &[&str]) -> Output {
-    Command::new(GATE)
-        .current_dir(dir)
-        .arg("lint")
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn stderr(out: &Output) -> String {

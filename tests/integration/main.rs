@@ -27,6 +27,7 @@ mod judge_checked_first;
 mod launch;
 mod lint;
 mod lint_corpus;
+mod lint_files_follow_the_listing_limit;
 mod lint_review;
 mod loopback;
 mod monorepo;

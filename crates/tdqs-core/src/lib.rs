@@ -7,6 +7,9 @@
 //! judge questions and answers → selection eval (`eval`, with the word measure `overlap` it
 //! shares with lint) → score → decide → report
 //!
+//! Beside that flow, `baseline` is lint's: which findings a change introduced (a finding's
+//! identity and the matching against a baseline and suppressions); it imports no other module.
+//!
 //! Nothing here does I/O or awaits: the engine (`tdqs-gate`) starts servers, fetches prompts,
 //! asks judges and writes files, then hands the values to these functions. That split is
 //! enforced by the dependency list: this crate depends on no async runtime, git, HTTP or
@@ -14,6 +17,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod arith;
+pub mod baseline;
 pub mod cost;
 pub mod decide;
 pub mod digest;

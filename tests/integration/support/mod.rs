@@ -92,3 +92,13 @@ pub fn write_export(
     std::fs::write(&path, serde_json::to_vec_pretty(&export).unwrap()).unwrap();
     path
 }
+
+/// Runs `tdqs-gate lint` with `args` in `dir` (an empty folder: no tdqs-gate.toml applies).
+pub fn lint(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_tdqs-gate-dup"))
+        .current_dir(dir)
+        .arg("lint")
+        .args(args)
+        .output()
+        .unwrap()
+}
