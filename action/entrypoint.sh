@@ -26,15 +26,9 @@ cmd_prepare() {
     [[ "${INPUT_COMMENT:-false}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "comment '${INPUT_COMMENT}' must be true or false"
     [[ "${INPUT_SUGGEST:-false}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "suggest '${INPUT_SUGGEST}' must be true or false"
     [[ "${INPUT_ANSWER_CACHE:-true}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "answer-cache '${INPUT_ANSWER_CACHE}' must be true or false"
-    local report="${INPUT_REPORT_DIR:-.tool-definition-score}" key base=""
+    local report="${INPUT_REPORT_DIR:-.tool-definition-score}" key
     [[ "${report}" == /* ]] || report="$(workdir)/${report}"
     out report-dir "${report}" && out exports-dir "$(exports)" && out answers-dir "$(answers_dir)"
-    if [[ "${INPUT_MODE:-single}" == single && "${INPUT_ANSWER_CACHE:-true}" == [Tt]rue ]]; then
-        # Keyed on the base commit, saved under a key of this run alone (cache entries are immutable).
-        [[ ! -f "${GITHUB_EVENT_PATH:-}" ]] || base="$(jq -r '.pull_request.base.sha // .merge_group.base_sha // empty' "${GITHUB_EVENT_PATH}" 2>/dev/null || true)"
-        base="${base:-${GITHUB_SHA:-unknown}}"
-        out answers-key "tdqs-gate-answers-${base}-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}" && out answers-restore-key "tdqs-gate-answers-${base}-"
-    fi
     if [[ -n "${TDQS_GATE_BIN:-}" ]]; then
         out install given
     elif [[ "${INPUT_VERSION:-source}" == source ]]; then
@@ -92,6 +86,16 @@ cmd_install() {
     esac
     out bin "${bin}"
     install_claude
+    answers_keys
+}
+# Mode single with a token (which signs the answers): the Actions cache keys of the answer folder,
+# on the base commit, saved under a key of this run alone (cache entries are immutable).
+answers_keys() {
+    local base=""
+    [[ "${INPUT_MODE:-single}" == single && "${INPUT_ANSWER_CACHE:-true}" == [Tt]rue && "${HAS_TOKEN:-false}" == true ]] || return 0
+    [[ ! -f "${GITHUB_EVENT_PATH:-}" ]] || base="$(jq -r '.pull_request.base.sha // .merge_group.base_sha // empty' "${GITHUB_EVENT_PATH}" 2>/dev/null || true)"
+    base="${base:-${GITHUB_SHA:-unknown}}"
+    out answers-key "tdqs-gate-answers-${base}-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}" && out answers-restore-key "tdqs-gate-answers-${base}-"
 }
 cmd_fetch_base() {
     local base="${INPUT_BASE:-}" spec

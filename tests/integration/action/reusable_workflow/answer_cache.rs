@@ -344,3 +344,106 @@ fn a_head_job_that_saves_forged_answers_in_the_actions_cache_does_not_turn_the_b
     );
     assert!(!warnings[0].contains(TOKEN));
 }
+
+/// The Action in `single` mode on `pr` (one job: one machine), for a pull request on the base
+/// commit, with `inputs`.
+fn single(pr: &PullRequest, machine: &Path, inputs: &[(&str, &str)]) -> runner::ActionRun {
+    std::fs::create_dir_all(machine).unwrap();
+    let (bin, claude) = machine_tools(&machine.join("tools"));
+    let action = machine.join("action");
+    action_checkout(&action);
+    let mut job = pull_request_job(&pr.head, machine, inputs, &refused_url(""));
+    let event = machine.join("event-with-base.json");
+    std::fs::write(
+        &event,
+        json!({"pull_request": {"number": 7, "base": {"sha": pr.base_sha}, "head": {"repo": {"fork": false}}}})
+            .to_string(),
+    )
+    .unwrap();
+    for (k, v) in [
+        ("GITHUB_EVENT_PATH", event.display().to_string()),
+        ("GITHUB_RUN_ATTEMPT", "2".to_string()),
+        ("TDQS_GATE_BIN", bin.display().to_string()),
+        ("TDQS_GATE_CLAUDE_DIR", claude.display().to_string()),
+    ] {
+        job.env.insert(k.into(), v);
+    }
+    let dirs = Dirs {
+        runner_temp: machine.join("runner-temp"),
+        home: machine.join("home"),
+        artifacts: machine.join("artifacts"),
+        action_path: action,
+        added_env: Default::default(),
+        added_path: Default::default(),
+    };
+    let temp = tempfile::Builder::new()
+        .prefix("single-")
+        .tempdir_in(machine)
+        .unwrap();
+    runner::run_in(&job, &dirs, temp)
+}
+
+#[test]
+fn single_mode_keeps_signed_answers_on_the_base_commit_only_with_a_token() {
+    let fixtures = Fixtures::new();
+    let pr = PullRequest::of(&fixtures, "worse");
+    let (_spec, args) = spec_server();
+    let t = temp();
+
+    let machine = t.path().join("with-token");
+    let run = single(
+        &pr,
+        &machine,
+        &[("judge", "claude-code"), ("token", TOKEN), ("args", &args)],
+    );
+    let log = run.log();
+    assert_eq!(run.outputs["decision"], "block", "{log}");
+    let folder = machine.join("runner-temp/tdqs-gate-answers");
+    let key = format!("tdqs-gate-answers-{}-4242-2", pr.base_sha);
+    for name in ["Restore the answer cache", "Save the answer cache"] {
+        let step = run.step(name);
+        assert_eq!(step.outcome, Outcome::Success, "{name}\n{log}");
+        assert_eq!(step.with["key"], key);
+        assert_eq!(Path::new(&step.with["path"]), folder);
+    }
+    let restore_keys: Vec<&str> = run.step("Restore the answer cache").with["restore-keys"]
+        .lines()
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        restore_keys,
+        [
+            format!("tdqs-gate-answers-{}-", pr.base_sha).as_str(),
+            "tdqs-gate-answers-"
+        ]
+    );
+    assert!(
+        run.step("gate")
+            .log
+            .contains(&format!("--answer-cache={}", folder.display())),
+        "{log}"
+    );
+    // What the save step keeps: signed answers, without the token.
+    let files: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!files.is_empty());
+    for file in files {
+        let text = read(&file);
+        assert!(!text.contains(TOKEN));
+        let entry: Value = serde_json::from_str(&text).unwrap();
+        assert!(entry["tag"].is_string(), "{entry}");
+    }
+
+    // No token (a fork's run): nothing restored, read, kept or saved.
+    let machine = t.path().join("without-token");
+    let run = single(&pr, &machine, &[("judge", "static")]);
+    let log = run.log();
+    assert_eq!(run.outputs["decision"], "block", "{log}");
+    for name in ["Restore the answer cache", "Save the answer cache"] {
+        assert_eq!(run.step(name).outcome, Outcome::Skipped, "{name}\n{log}");
+    }
+    assert!(run.step("gate").log.contains("--no-answer-cache"), "{log}");
+    assert!(!machine.join("runner-temp/tdqs-gate-answers").exists());
+}
