@@ -66,7 +66,8 @@ fn kind_name(kind: QuestionKind) -> &'static str {
 const KEY_LABEL: &[u8] = b"tdqs-gate answer cache v1";
 
 /// The key that signs and verifies entries: HMAC-SHA-256 of a secret only the trusted side
-/// holds, under [`KEY_LABEL`]. It lives in memory only; `Debug` shows nothing of it.
+/// holds, under the label `tdqs-gate answer cache v1`. It lives in memory only; `Debug` shows
+/// nothing of it.
 #[derive(Clone)]
 pub struct SigningKey([u8; 32]);
 

@@ -63,7 +63,7 @@ fn report(run: &WorkflowRun) -> Value {
 
 /// The entries of the store, oldest first: (key, the answer files it holds).
 fn stored(store: &Path) -> Vec<(String, Vec<PathBuf>)> {
-    super::cache_entries(store)
+    super::actions_cache::entries(store)
         .into_iter()
         .map(|(key, dir)| {
             let files = std::fs::read_dir(dir.join("content"))
