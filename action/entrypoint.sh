@@ -11,6 +11,8 @@ root() { printf '%s\n' "${GITHUB_ACTION_PATH:-$(cd "$(dirname "${BASH_SOURCE[0]}
 sha256() { if command -v sha256sum >/dev/null; then sha256sum | cut -d' ' -f1; else shasum -a 256 | cut -d' ' -f1; fi; }
 cache_root() { printf '%s\n' "${TDQS_GATE_ACTION_CACHE:-${HOME}/.cache/tdqs-gate-action}"; }
 exports() { printf '%s\n' "${INPUT_EXPORTS_DIR:-${RUNNER_TEMP:-/tmp}/tdqs-gate-exports}"; }
+# Outside the workspace, so neither side's tree can hold it (the gate refuses one inside a repository).
+answers_dir() { printf '%s\n' "${RUNNER_TEMP:-/tmp}/tdqs-gate-answers"; }
 workdir() { [[ -d "${INPUT_WORKING_DIRECTORY:-.}" ]] || fail "working-directory '${INPUT_WORKING_DIRECTORY}' does not exist; check out the repository with actions/checkout first, or fix the input"; (cd "${INPUT_WORKING_DIRECTORY:-.}" && pwd -P); }
 # Everything the binary is built from, and the compiler: a cached build is reused only for both.
 source_digest() { (cd "$(root)" && { rustc -V 2>/dev/null || echo no-rustc; find Cargo.toml Cargo.lock src crates schemas tdqs/version.json -type f 2>/dev/null | LC_ALL=C sort |
@@ -23,9 +25,10 @@ cmd_prepare() {
     [[ "${INPUT_EVAL:-}" != live* || "${INPUT_JUDGE:-}" != static ]] || fail "eval '${INPUT_EVAL}' needs a model to select, and the static judge cannot select: set judge to claude-code, anthropic or openai, or use eval: synthetic"
     [[ "${INPUT_COMMENT:-false}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "comment '${INPUT_COMMENT}' must be true or false"
     [[ "${INPUT_SUGGEST:-false}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "suggest '${INPUT_SUGGEST}' must be true or false"
+    [[ "${INPUT_ANSWER_CACHE:-true}" =~ ^([Tt]rue|[Ff]alse)$ ]] || fail "answer-cache '${INPUT_ANSWER_CACHE}' must be true or false"
     local report="${INPUT_REPORT_DIR:-.tool-definition-score}" key
     [[ "${report}" == /* ]] || report="$(workdir)/${report}"
-    out report-dir "${report}" && out exports-dir "$(exports)"
+    out report-dir "${report}" && out exports-dir "$(exports)" && out answers-dir "$(answers_dir)"
     if [[ -n "${TDQS_GATE_BIN:-}" ]]; then
         out install given
     elif [[ "${INPUT_VERSION:-source}" == source ]]; then
@@ -83,6 +86,16 @@ cmd_install() {
     esac
     out bin "${bin}"
     install_claude
+    answers_keys
+}
+# Mode single with a token (which signs the answers): the Actions cache keys of the answer folder,
+# on the base commit, saved under a key of this run alone (cache entries are immutable).
+answers_keys() {
+    local base=""
+    [[ "${INPUT_MODE:-single}" == single && "${INPUT_ANSWER_CACHE:-true}" == [Tt]rue && "${HAS_TOKEN:-false}" == true ]] || return 0
+    [[ ! -f "${GITHUB_EVENT_PATH:-}" ]] || base="$(jq -r '.pull_request.base.sha // .merge_group.base_sha // empty' "${GITHUB_EVENT_PATH}" 2>/dev/null || true)"
+    base="${base:-${GITHUB_SHA:-unknown}}"
+    out answers-key "tdqs-gate-answers-${base}-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}" && out answers-restore-key "tdqs-gate-answers-${base}-"
 }
 cmd_fetch_base() {
     local base="${INPUT_BASE:-}" spec
@@ -117,6 +130,15 @@ cmd_score() {
     [[ "${INPUT_SUGGEST:-false}" != [Tt]rue ]] || args+=("--suggest")
     case "${INPUT_JUDGE:-claude-code}" in claude-code) var=CLAUDE_CODE_OAUTH_TOKEN ;; anthropic) var=ANTHROPIC_API_KEY ;; openai) var=OPENAI_API_KEY ;; esac
     if [[ -n "${INPUT_TOKEN:-}" && -n "${var}" ]]; then export "${var}=${INPUT_TOKEN}" && args+=("--token-env=${var}"); fi
+    # The cache's entries are signed with a key derived from the token (or TDQS_GATE_ANSWER_CACHE_KEY):
+    # without either, an entry in the runner's cache could be forged, so none is read or kept.
+    if [[ "${ANSWER_CACHE:-true}" != [Tt]rue ]]; then
+        args+=("--no-answer-cache")
+    elif [[ -n "${INPUT_TOKEN:-}" && -n "${var}" || -n "${TDQS_GATE_ANSWER_CACHE_KEY:-}" ]]; then
+        args+=("--answer-cache=${ANSWERS_DIR:-$(answers_dir)}")
+    else
+        args+=("--no-answer-cache") && echo 'tdqs-gate action: no token, so no answer cache (its entries are signed with a key derived from the token)'
+    fi
     unset INPUT_TOKEN && [[ -z "${CLAUDE_DIR:-}" ]] || PATH="${CLAUDE_DIR}:${PATH}"
     cd "$(workdir)"
     args=(ci score "--base-dir=$(exports)/base" "--head-dir=$(exports)/head" ${BASE_DIGEST:+"--base-digest=${BASE_DIGEST}"} "--github-output=${GITHUB_OUTPUT}" "--args=${INPUT_ARGS:-}" -- "${args[@]}")

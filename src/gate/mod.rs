@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::progress::{Progress, ProgressEvent};
 use crate::report::write;
+use crate::score::answer_cache;
 use crate::score::session::{JudgeSlot, Sharing};
 use tdqs_core::decide::{self, ConfirmationRule};
 use tdqs_core::error::{Error, Stage};
@@ -533,22 +534,53 @@ async fn selection_check(
     Ok((verdict, reason, medians))
 }
 
-/// The persistent answer cache of this run, `None` when turned off. It lives outside the
-/// repository: a folder inside the working tree is refused.
+/// The persistent answer cache of this run, `None` when turned off, and a warning when it was
+/// turned off for want of a key. It lives outside the repository: a folder inside the working
+/// tree is refused. Signed with [`answer_cache::signing_key`] when a key is there; in GitHub
+/// Actions, where the folder comes back from a cache store a pull request's jobs can write, it
+/// is never read without one.
 fn open_answer_cache(
     opts: &GateOptions,
     scoring: &tdqs_core::report::Scoring,
-) -> Result<Option<Arc<crate::score::answer_cache::AnswerCache>>, Error> {
+) -> Result<(Option<Arc<answer_cache::AnswerCache>>, Option<String>), Error> {
     let Some(dir) = opts.answer_cache.folder()? else {
-        return Ok(None);
+        return Ok((None, None));
     };
+    let signing = answer_cache::signing_key(&opts.judge).map(|(key, _)| key);
+    // Rules need no model, so they keep nothing: nothing to refuse either.
+    if signing.is_none() && scoring.judge.model_judged && answer_cache::in_github_actions() {
+        let fix = format!(
+            "set {} to a secret of the workflow (or pass the judge's token, from which the key \
+             is derived), or pass --no-answer-cache",
+            answer_cache::KEY_ENV
+        );
+        if let answer_cache::AnswerCacheChoice::Folder(dir) = &opts.answer_cache {
+            return Err(Error::new(
+                Stage::Config,
+                format!(
+                    "the answer cache {} is not read in GitHub Actions without a signing key: \
+                     a pull request's jobs can write the runner's cache, so an unsigned answer \
+                     could be forged",
+                    dir.display()
+                ),
+            )
+            .with_advice(fix));
+        }
+        return Ok((
+            None,
+            Some(format!(
+                "the answer cache was not used: in GitHub Actions it is read only with a signing \
+                 key, and this run has none ({fix})"
+            )),
+        ));
+    }
     // Without a repository (export files) there is no tree a pull request writes.
     let workdir = crate::revision::Repo::open_without_pruning(opts.repo.as_deref())
         .ok()
         .and_then(|repo| repo.workdir().map(std::path::Path::to_path_buf));
     let trees: Vec<&std::path::Path> = workdir.as_deref().into_iter().collect();
-    crate::score::answer_cache::AnswerCache::open(&dir, &trees, &scoring.scoring_digest)
-        .map(|cache| Some(Arc::new(cache)))
+    answer_cache::AnswerCache::open(&dir, &trees, &scoring.scoring_digest, signing)
+        .map(|cache| (Some(Arc::new(cache)), None))
 }
 
 /// Most answers read from the base revision's committed eval cache.
@@ -841,7 +873,9 @@ async fn decide_recorded(
     // Each server of a monorepo is scored as if it were alone: no answer kept from another
     // server's pairs is reused (a fresh session starts empty anyway).
     session.scorer.memo = Default::default();
-    session.scorer.answer_cache = open_answer_cache(opts, &session.scoring)?;
+    let (answers, answers_note) = open_answer_cache(opts, &session.scoring)?;
+    session.scorer.answer_cache = answers;
+    draft.warnings.extend(answers_note);
     draft.warnings.extend(session.warnings.iter().cloned());
     let base_prepared = session.prepare(&base.export)?;
     let head_prepared = session.prepare(&head.export)?;

@@ -97,6 +97,8 @@ pub(crate) fn secret_env_names(opts: &JudgeOptions) -> Vec<String> {
         "ANTHROPIC_AUTH_TOKEN".to_string(),
         "CLAUDE_CODE_OAUTH_TOKEN".to_string(),
         "OPENAI_API_KEY".to_string(),
+        // Signs the answer cache: a server that read it could forge answers the gate trusts.
+        crate::score::answer_cache::KEY_ENV.to_string(),
     ];
     if let Some(name) = &opts.token_env {
         names.push(name.clone());

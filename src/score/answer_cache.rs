@@ -8,20 +8,74 @@
 //! key write equally valid answers. An entry that cannot be read is ignored with a warning and
 //! asked again (and the fresh answer replaces it). The folder is never read from a pull
 //! request's tree: a folder inside the repository is refused.
+//!
+//! With a signing key ([`signing_key`]: `TDQS_GATE_ANSWER_CACHE_KEY`, else derived from the
+//! judge's own secret) every entry is tagged when written and used only when its tag verifies.
+//! In GitHub Actions the folder comes back from the runner's cache, which a pull request's jobs
+//! can write, so there no entry is read without a key.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tdqs_core::error::{Error, Stage};
-use tdqs_core::judge::answer_cache::{self, Entry, StoredFile};
+use tdqs_core::judge::answer_cache::{self, Entry, SigningKey, StoredFile};
 use tdqs_core::judge::QuestionKind;
 
+use crate::judge::build::{default_token_env, JudgeOptions};
 use crate::platform::safe_file::{read_regular, Links, ReadError};
 
 /// The variable that chooses the folder (or `off`), as `--answer-cache` does.
 pub const CACHE_ENV: &str = "TDQS_GATE_ANSWER_CACHE";
+
+/// The variable holding a secret to sign the cache's entries with, instead of the judge's.
+pub const KEY_ENV: &str = "TDQS_GATE_ANSWER_CACHE_KEY";
+
+/// Where the signing key of a run comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// `TDQS_GATE_ANSWER_CACHE_KEY`.
+    Explicit,
+    /// The judge's credential, read from the named variable.
+    JudgeSecret(String),
+}
+
+/// The key that signs this run's entries, and where it came from; `None` when neither
+/// `TDQS_GATE_ANSWER_CACHE_KEY` nor the judge's credential variable holds a secret (the Claude
+/// Code judge on a local login, an OpenAI-compatible server without a key). The secret is
+/// registered for masking; neither it nor the derived key is ever written.
+pub fn signing_key(judge: &JudgeOptions) -> Option<(SigningKey, KeySource)> {
+    signing_key_with(judge, |name| std::env::var(name).ok())
+}
+
+fn signing_key_with(
+    judge: &JudgeOptions,
+    env: impl Fn(&str) -> Option<String>,
+) -> Option<(SigningKey, KeySource)> {
+    let usable = |value: Option<String>| value.filter(|v| !v.trim().is_empty());
+    if let Some(secret) = usable(env(KEY_ENV)) {
+        tdqs_core::redact::register_secret(&secret);
+        return Some((SigningKey::derive(secret.as_bytes()), KeySource::Explicit));
+    }
+    let name = judge
+        .token_env
+        .clone()
+        .or_else(|| default_token_env(judge.mode).map(str::to_string))?;
+    let secret = usable(env(&name))?;
+    tdqs_core::redact::register_secret(&secret);
+    Some((
+        SigningKey::derive(secret.as_bytes()),
+        KeySource::JudgeSecret(name),
+    ))
+}
+
+/// True in GitHub Actions, where the answer folder comes back from a cache store that a pull
+/// request's own jobs can write to.
+pub fn in_github_actions() -> bool {
+    std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
 
 /// The largest entry read; a real answer is a few kilobytes.
 const MAX_ENTRY_BYTES: u64 = 1024 * 1024;
@@ -91,6 +145,11 @@ pub(crate) struct AnswerCache {
     dir: PathBuf,
     scoring_digest: String,
     bound: u64,
+    /// Tags what is written and decides what is read; `None`: an unsigned cache (a user's own
+    /// machine), which reads every readable entry.
+    signing: Option<SigningKey>,
+    /// Entries ignored because their tag did not verify, since the last warning about them.
+    unverified: AtomicUsize,
     warnings: Mutex<Vec<String>>,
 }
 
@@ -98,7 +157,13 @@ impl AnswerCache {
     /// Opens (creating) the folder `dir` for answers scored under `scoring_digest`. A folder
     /// inside any of `trees` (the repository's working tree) is refused: what a pull request
     /// can write must never be read back as a judge's answer.
-    pub fn open(dir: &Path, trees: &[&Path], scoring_digest: &str) -> Result<AnswerCache, Error> {
+    /// With `signing`, entries are tagged when written and used only when their tag verifies.
+    pub fn open(
+        dir: &Path,
+        trees: &[&Path],
+        scoring_digest: &str,
+        signing: Option<SigningKey>,
+    ) -> Result<AnswerCache, Error> {
         let dir = absolute(dir);
         for tree in trees {
             if is_inside(&dir, tree) {
@@ -132,6 +197,8 @@ impl AnswerCache {
             dir,
             scoring_digest: scoring_digest.to_string(),
             bound: answer_cache::DEFAULT_BOUND_BYTES,
+            signing,
+            unverified: AtomicUsize::new(0),
             warnings: Mutex::new(Vec::new()),
         })
     }
@@ -155,6 +222,17 @@ impl AnswerCache {
             }
         };
         match Entry::read(&bytes, &key, kind) {
+            Ok(entry)
+                if self
+                    .signing
+                    .as_ref()
+                    .is_some_and(|signing| !signing.verifies(&entry)) =>
+            {
+                // Not written by a run holding this key: possibly forged, never used. The fresh
+                // answer overwrites it.
+                self.unverified.fetch_add(1, Ordering::Relaxed);
+                None
+            }
             Ok(entry) => {
                 // Reading is a use: eviction keeps what runs still ask for.
                 touch(&path);
@@ -190,7 +268,7 @@ impl AnswerCache {
     /// so it is a warning.
     pub fn put(&self, kind: QuestionKind, question_digest: &str, text: &str) {
         let key = answer_cache::entry_key(&self.scoring_digest, kind, question_digest);
-        let entry = Entry::new(key.clone(), kind, text.to_string());
+        let entry = Entry::signed(key.clone(), kind, text.to_string(), self.signing.as_ref());
         let path = self.path_of(&key);
         if let Err(e) = crate::platform::atomic::write_atomically(&path, &entry.to_bytes(), None) {
             self.warnings
@@ -230,9 +308,21 @@ impl AnswerCache {
         }
     }
 
-    /// The warnings gathered so far (damaged entries, failed writes), each once.
+    /// The warnings gathered so far (damaged entries, failed writes, one for all the entries
+    /// whose tag did not verify), each once.
     pub fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+        let mut out = std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+        let unverified = self.unverified.swap(0, Ordering::Relaxed);
+        if unverified > 0 {
+            out.push(format!(
+                "{unverified} cached answer{} ignored and asked again: not signed with this \
+                 run's answer-cache key (written without it or with another key, or altered \
+                 since) in {}",
+                if unverified == 1 { " was" } else { "s were" },
+                self.dir.display()
+            ));
+        }
+        out
     }
 
     #[cfg(test)]
@@ -289,11 +379,12 @@ fn is_inside(dir: &Path, tree: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::build::JudgeMode;
 
     #[test]
     fn an_answer_is_kept_and_found_only_under_its_own_key() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = AnswerCache::open(&dir.path().join("answers"), &[], "scoring-a").unwrap();
+        let cache = AnswerCache::open(&dir.path().join("answers"), &[], "scoring-a", None).unwrap();
         assert_eq!(cache.get(QuestionKind::Tool, "q1"), None);
         cache.put(QuestionKind::Tool, "q1", "{\"answer\":1}");
         assert_eq!(
@@ -302,7 +393,7 @@ mod tests {
         );
         assert_eq!(cache.get(QuestionKind::Coherence, "q1"), None);
         assert_eq!(cache.get(QuestionKind::Tool, "q2"), None);
-        let other = AnswerCache::open(&dir.path().join("answers"), &[], "scoring-b").unwrap();
+        let other = AnswerCache::open(&dir.path().join("answers"), &[], "scoring-b", None).unwrap();
         assert_eq!(other.get(QuestionKind::Tool, "q1"), None);
         assert!(cache.take_warnings().is_empty());
     }
@@ -310,7 +401,7 @@ mod tests {
     #[test]
     fn a_damaged_entry_is_a_warning_and_a_miss() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = AnswerCache::open(dir.path(), &[], "scoring").unwrap();
+        let cache = AnswerCache::open(dir.path(), &[], "scoring", None).unwrap();
         cache.put(QuestionKind::Tool, "q1", "text");
         let file = std::fs::read_dir(dir.path())
             .unwrap()
@@ -332,7 +423,7 @@ mod tests {
     fn a_folder_inside_the_repository_is_refused() {
         let repo = tempfile::tempdir().unwrap();
         let inside = repo.path().join(".cache/answers");
-        let err = AnswerCache::open(&inside, &[repo.path()], "s")
+        let err = AnswerCache::open(&inside, &[repo.path()], "s", None)
             .err()
             .unwrap();
         assert!(err.cause.contains("inside the repository"), "{err:?}");
@@ -341,14 +432,16 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         let link = outside.path().join("repo-link");
         std::os::unix::fs::symlink(repo.path(), &link).unwrap();
-        assert!(AnswerCache::open(&link.join("answers"), &[repo.path()], "s").is_err());
-        assert!(AnswerCache::open(&outside.path().join("answers"), &[repo.path()], "s").is_ok());
+        assert!(AnswerCache::open(&link.join("answers"), &[repo.path()], "s", None).is_err());
+        assert!(
+            AnswerCache::open(&outside.path().join("answers"), &[repo.path()], "s", None).is_ok()
+        );
     }
 
     #[test]
     fn the_folder_stays_within_its_bound() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = AnswerCache::open(dir.path(), &[], "s")
+        let cache = AnswerCache::open(dir.path(), &[], "s", None)
             .unwrap()
             .with_bound(1000);
         for n in 0..20 {
@@ -361,6 +454,107 @@ mod tests {
             .sum();
         assert!(total <= 1000, "{total} bytes left");
         assert!(total > 0);
+    }
+
+    fn key(secret: &str) -> Option<SigningKey> {
+        Some(SigningKey::derive(secret.as_bytes()))
+    }
+
+    #[test]
+    fn a_signed_cache_uses_only_entries_its_own_key_signed() {
+        let dir = tempfile::tempdir().unwrap();
+        let unsigned = AnswerCache::open(dir.path(), &[], "s", None).unwrap();
+        unsigned.put(QuestionKind::Tool, "q-unsigned", "unsigned answer");
+        let other = AnswerCache::open(dir.path(), &[], "s", key("fake-other-key")).unwrap();
+        other.put(QuestionKind::Tool, "q-other", "other key's answer");
+        let signed = AnswerCache::open(dir.path(), &[], "s", key("fake-right-key")).unwrap();
+        signed.put(QuestionKind::Tool, "q-right", "right key's answer");
+        // Right key: used. Unsigned or another key's: ignored, one warning for both.
+        assert_eq!(
+            signed.get(QuestionKind::Tool, "q-right").as_deref(),
+            Some("right key's answer")
+        );
+        assert_eq!(signed.get(QuestionKind::Tool, "q-unsigned"), None);
+        assert_eq!(signed.get(QuestionKind::Tool, "q-other"), None);
+        let warnings = signed.take_warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("2 cached answers were ignored"),
+            "{warnings:?}"
+        );
+        assert!(signed.take_warnings().is_empty());
+        // The fresh answer overwrites the unverified entry, signed.
+        signed.put(QuestionKind::Tool, "q-other", "fresh answer");
+        assert_eq!(
+            signed.get(QuestionKind::Tool, "q-other").as_deref(),
+            Some("fresh answer")
+        );
+        // An unsigned cache (a user's own machine) reads every readable entry.
+        assert_eq!(
+            unsigned.get(QuestionKind::Tool, "q-right").as_deref(),
+            Some("right key's answer")
+        );
+    }
+
+    #[test]
+    fn a_tampered_answer_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = AnswerCache::open(dir.path(), &[], "s", key("fake-right-key")).unwrap();
+        cache.put(QuestionKind::Tool, "q1", "{\"score\":2}");
+        let file = std::fs::read_dir(dir.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("\\\"score\\\":2", "\\\"score\\\":5")).unwrap();
+        assert_ne!(std::fs::read_to_string(&file).unwrap(), text);
+        assert_eq!(cache.get(QuestionKind::Tool, "q1"), None);
+        assert_eq!(cache.take_warnings().len(), 1);
+    }
+
+    #[test]
+    fn the_key_comes_from_the_explicit_variable_else_the_judges_secret() {
+        let judge = |mode, token_env: Option<&str>| JudgeOptions {
+            mode,
+            token_env: token_env.map(str::to_string),
+            ..JudgeOptions::default()
+        };
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let both = env(&[
+            (KEY_ENV, "fake-explicit-key"),
+            ("ANTHROPIC_API_KEY", "fake-api-key"),
+        ]);
+        let source = |j: &JudgeOptions, e| signing_key_with(j, e).map(|(_, s)| s);
+        assert_eq!(
+            source(&judge(JudgeMode::Anthropic, None), &both),
+            Some(KeySource::Explicit)
+        );
+        let api = env(&[("ANTHROPIC_API_KEY", "fake-api-key")]);
+        assert_eq!(
+            source(&judge(JudgeMode::Anthropic, None), &api),
+            Some(KeySource::JudgeSecret("ANTHROPIC_API_KEY".into()))
+        );
+        let oauth = env(&[("CLAUDE_CODE_OAUTH_TOKEN", "fake-oauth-token")]);
+        assert_eq!(
+            source(
+                &judge(JudgeMode::ClaudeCode, Some("CLAUDE_CODE_OAUTH_TOKEN")),
+                &oauth
+            ),
+            Some(KeySource::JudgeSecret("CLAUDE_CODE_OAUTH_TOKEN".into()))
+        );
+        // The Claude Code judge on a local login has no secret of its own; an empty one is none.
+        assert_eq!(source(&judge(JudgeMode::ClaudeCode, None), &oauth), None);
+        let empty = env(&[(KEY_ENV, " "), ("ANTHROPIC_API_KEY", "")]);
+        assert_eq!(source(&judge(JudgeMode::Anthropic, None), &empty), None);
     }
 
     #[test]

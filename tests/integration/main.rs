@@ -1,5 +1,6 @@
 mod action;
 mod answer_cache;
+mod answer_cache_signed;
 mod architecture;
 mod badge;
 mod base_owned_settings;

@@ -5,6 +5,9 @@
 //! `$RUNNER_TEMP/_runner_file_commands/`, job outputs through `needs`, and artifacts passed as
 //! files (links and FIFOs copied as they are, so whatever a job uploads reaches the next one).
 //! `uses: ./.tdqs-gate-action` runs `action.yml` with the composite runner of `action.rs`.
+//! `actions/cache/restore` and `save` use a folder standing in for the repository's Actions
+//! cache, shared by the runs a test passes it to; every job can reach it (`ACTIONS_CACHE_STAND_IN`),
+//! as every step on GitHub can reach the runner's cache token.
 //!
 //! A hostile head server (one attack per test, each from the issue) is run twice: against the
 //! Action's `single` mode, where it succeeds (which is why that mode's documentation says what
@@ -127,11 +130,27 @@ fn load_workflow() -> serde_norway::Value {
 
 /// Runs the workflow's jobs in order for `pr`, with the caller's `with:` and secrets.
 fn run_workflow(pr: &PullRequest, with: &[(&str, &str)], api_url: &str) -> WorkflowRun {
+    run_workflow_with(pr, with, api_url, None, "4242")
+}
+
+/// [`run_workflow`] as run number `run_id`, with `actions_cache` (a fresh, empty one if `None`)
+/// standing in for the repository's Actions cache.
+fn run_workflow_with(
+    pr: &PullRequest,
+    with: &[(&str, &str)],
+    api_url: &str,
+    actions_cache: Option<&Path>,
+    run_id: &str,
+) -> WorkflowRun {
     let workflow = load_workflow();
     let temp = tempfile::Builder::new()
         .prefix("workflow-run-")
         .tempdir()
         .unwrap();
+    let actions_cache = actions_cache
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| temp.path().join("actions-cache"));
+    std::fs::create_dir_all(&actions_cache).unwrap();
     let artifacts = temp.path().join("artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
     let call = &workflow["on"]["workflow_call"];
@@ -165,6 +184,8 @@ fn run_workflow(pr: &PullRequest, with: &[(&str, &str)], api_url: &str) -> Workf
     );
     extra.insert("github.event.pull_request.head.repo.fork".into(), "".into());
     extra.insert("secrets.judge-token".into(), TOKEN.into());
+    extra.insert("github.run_id".into(), run_id.into());
+    extra.insert("github.run_attempt".into(), "1".into());
     let gh = fake_gh(temp.path());
     let mut jobs = BTreeMap::new();
     for (name, spec) in workflow["jobs"].as_mapping().unwrap() {
@@ -207,6 +228,7 @@ fn run_workflow(pr: &PullRequest, with: &[(&str, &str)], api_url: &str) -> Workf
             temp.path(),
             &gh,
             api_url,
+            &actions_cache,
         );
         extra.insert(format!("needs.{name}.result"), job.result.into());
         for (k, v) in &job.outputs {
@@ -232,6 +254,7 @@ fn run_job(
     temp: &Path,
     gh: &Path,
     api_url: &str,
+    actions_cache: &Path,
 ) -> JobRun {
     // A machine of its own.
     let machine = temp.join("machines").join(name);
@@ -255,11 +278,16 @@ fn run_job(
         ("GITHUB_BASE_REF", "main"),
         ("GITHUB_REPOSITORY", "octo/issue-tracker"),
         ("GITHUB_SERVER_URL", "https://github.invalid"),
-        ("GITHUB_RUN_ID", "4242"),
+        ("GITHUB_RUN_ID", extra["github.run_id"].as_str()),
+        ("GITHUB_RUN_ATTEMPT", "1"),
         ("GITHUB_JOB", name),
     ] {
         env.insert(k.to_string(), v.to_string());
     }
+    env.insert(
+        "ACTIONS_CACHE_STAND_IN".into(),
+        actions_cache.display().to_string(),
+    );
     env.insert("GITHUB_EVENT_PATH".into(), event.display().to_string());
     env.insert("GITHUB_API_URL".into(), api_url.into());
     env.insert("FAKE_GH_API".into(), api_url.into());
@@ -279,7 +307,10 @@ fn run_job(
     let mut log = String::new();
     let mut runner_ctx = BTreeMap::new();
     runner_ctx.insert("temp".to_string(), runner_temp.display().to_string());
-    let github = BTreeMap::new();
+    let mut github = BTreeMap::new();
+    for name in ["run_id", "run_attempt"] {
+        github.insert(name.to_string(), extra[&format!("github.{name}")].clone());
+    }
     for (index, step) in spec["steps"].as_sequence().unwrap().iter().enumerate() {
         let step_name = step
             .get("name")
@@ -372,6 +403,14 @@ fn run_job(
                         result.log = format!("artifact {} not found", with["name"]);
                         false
                     }
+                }
+                Some(u) if u.starts_with("actions/cache/restore@") => {
+                    result.outputs = actions_cache::restore(actions_cache, &with);
+                    true
+                }
+                Some(u) if u.starts_with("actions/cache/save@") => {
+                    result.log = actions_cache::save(actions_cache, &with);
+                    true
                 }
                 Some(u) if u.starts_with("github/codeql-action/upload-sarif@") => {
                     Path::new(&with["sarif_file"]).exists()
@@ -936,3 +975,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+mod actions_cache;
+mod answer_cache;

@@ -30,6 +30,7 @@ const SCRUBBED_ENV: &[&str] = &[
     "OPENAI_API_KEY",
     "TDQS_GATE",
     "XDG_CACHE_HOME",
+    "TDQS_GATE_ANSWER_CACHE_KEY",
 ];
 
 pub fn manifest_dir() -> &'static Path {

@@ -8,7 +8,13 @@
 //! question's digest (the system prompt and every input that fixes the rendered user prompt)
 //! and the answer schema this build parses. The key is the SHA-256 of all of them, so an entry
 //! written under any other judge, model, prompt or schema is simply never looked up.
+//!
+//! An entry may carry a tag: HMAC-SHA-256 over its key, kind and answer text (and the formats
+//! they are read under) with a [`SigningKey`] only the trusted side holds. In CI the folder
+//! comes back from a cache store a pull request's own jobs can write to, so there an entry is
+//! used only when its tag verifies; a forged entry cannot hand a tool marks the judge never gave.
 
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -55,6 +61,63 @@ fn kind_name(kind: QuestionKind) -> &'static str {
     }
 }
 
+/// What the signing key is derived under: a key for this purpose only, so the secret it comes
+/// from (the judge's token) is never itself used as a MAC key.
+const KEY_LABEL: &[u8] = b"tdqs-gate answer cache v1";
+
+/// The key that signs and verifies entries: HMAC-SHA-256 of a secret only the trusted side
+/// holds, under the label `tdqs-gate answer cache v1`. It lives in memory only; `Debug` shows
+/// nothing of it.
+#[derive(Clone)]
+pub struct SigningKey([u8; 32]);
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SigningKey(..)")
+    }
+}
+
+impl SigningKey {
+    /// The signing key of `secret` (any length; an empty secret is the caller's to refuse).
+    pub fn derive(secret: &[u8]) -> SigningKey {
+        let mut mac = mac_with(secret);
+        mac.update(KEY_LABEL);
+        SigningKey(mac.finalize().into_bytes().into())
+    }
+
+    fn mac_of(&self, key: &str, kind: QuestionKind, text: &str) -> Hmac<Sha256> {
+        let mut mac = mac_with(&self.0);
+        // Each part with its length first: no two different entries feed the same bytes.
+        let format = ENTRY_FORMAT.to_string();
+        for part in [ANSWER_SCHEMA, &format, key, kind_name(kind), text] {
+            mac.update(&(part.len() as u64).to_be_bytes());
+            mac.update(part.as_bytes());
+        }
+        mac
+    }
+
+    /// The tag (lowercase hex) of the answer `text` stored under `key` for a `kind` question.
+    pub fn tag(&self, key: &str, kind: QuestionKind, text: &str) -> String {
+        hex::encode(self.mac_of(key, kind, text).finalize().into_bytes())
+    }
+
+    /// Whether `entry` carries this key's tag over exactly its key, kind and text; the
+    /// comparison takes the same time whichever byte differs.
+    pub fn verifies(&self, entry: &Entry) -> bool {
+        let Some(tag) = entry.tag.as_deref().and_then(|t| hex::decode(t).ok()) else {
+            return false;
+        };
+        self.mac_of(&entry.key, entry.kind, &entry.text)
+            .verify_slice(&tag)
+            .is_ok()
+    }
+}
+
+fn mac_with(key: &[u8]) -> Hmac<Sha256> {
+    // HMAC takes a key of any length; this cannot fail.
+    <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC accepts any key length")
+}
+
 /// One cached answer as stored: the raw text the judge returned, parsed again on every read
 /// by the same validation a fresh answer goes through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,15 +128,35 @@ pub struct Entry {
     pub kind: QuestionKind,
     /// The answer text exactly as the judge returned it.
     pub text: String,
+    /// HMAC-SHA-256 (hex) of key, kind and text under the run's [`SigningKey`]; absent in an
+    /// unsigned cache (a user's own machine, without a key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
 }
 
 impl Entry {
+    /// An unsigned entry.
     pub fn new(key: String, kind: QuestionKind, text: String) -> Entry {
         Entry {
             format: ENTRY_FORMAT,
             key,
             kind,
             text,
+            tag: None,
+        }
+    }
+
+    /// An entry tagged with `signing` (unsigned when `None`).
+    pub fn signed(
+        key: String,
+        kind: QuestionKind,
+        text: String,
+        signing: Option<&SigningKey>,
+    ) -> Entry {
+        let tag = signing.map(|s| s.tag(&key, kind, &text));
+        Entry {
+            tag,
+            ..Entry::new(key, kind, text)
         }
     }
 
@@ -184,6 +267,60 @@ mod tests {
         let future = br#"{"format":2,"key":"k1","kind":"tool","text":""}"#;
         let future = Entry::read(future, "k1", QuestionKind::Tool).unwrap_err();
         assert!(future.contains("format 2"), "{future}");
+    }
+
+    #[test]
+    fn a_signed_entry_verifies_only_unchanged_and_under_its_own_key() {
+        let right = SigningKey::derive(b"fake-judge-token-for-tests");
+        let wrong = SigningKey::derive(b"another-fake-token");
+        let key = entry_key("digest", QuestionKind::Tool, "question");
+        let entry = Entry::signed(
+            key.clone(),
+            QuestionKind::Tool,
+            "{\"score\":2}".into(),
+            Some(&right),
+        );
+        // Right key: used, also after a round trip through the file's bytes.
+        let read = Entry::read(&entry.to_bytes(), &key, QuestionKind::Tool).unwrap();
+        assert!(right.verifies(&read));
+        // Wrong key: rejected.
+        assert!(!wrong.verifies(&read));
+        // Tampered answer (top marks instead of the judge's 2): rejected.
+        let tampered = Entry {
+            text: "{\"score\":5}".into(),
+            ..read.clone()
+        };
+        assert!(!right.verifies(&tampered));
+        // The same answer moved to another question or kind: rejected.
+        let moved = Entry {
+            key: entry_key("digest", QuestionKind::Tool, "other"),
+            ..read.clone()
+        };
+        assert!(!right.verifies(&moved));
+        let rekinded = Entry {
+            kind: QuestionKind::Coherence,
+            ..read.clone()
+        };
+        assert!(!right.verifies(&rekinded));
+        // Unsigned, or a tag that is not hex: rejected.
+        let unsigned = Entry::new(key.clone(), QuestionKind::Tool, read.text.clone());
+        assert!(!right.verifies(&unsigned));
+        let garbage = Entry {
+            tag: Some("not hex".into()),
+            ..read.clone()
+        };
+        assert!(!right.verifies(&garbage));
+        // The key shows nothing of itself.
+        assert_eq!(format!("{right:?}"), "SigningKey(..)");
+    }
+
+    #[test]
+    fn an_unsigned_entry_has_no_tag_field_and_older_entries_still_read() {
+        let unsigned = Entry::new("k1".into(), QuestionKind::Tool, "t".into());
+        let bytes = String::from_utf8(unsigned.to_bytes()).unwrap();
+        assert!(!bytes.contains("tag"), "{bytes}");
+        let old = br#"{"format":1,"key":"k1","kind":"tool","text":"t"}"#;
+        assert_eq!(Entry::read(old, "k1", QuestionKind::Tool), Ok(unsigned));
     }
 
     fn file(name: &str, bytes: u64, last_used: u64) -> StoredFile {
