@@ -291,7 +291,7 @@ fn labelled_set_figures_reach_their_floors() {
         );
     };
     at_least("agreement with recorded model choices", &agreement, 46, 102);
-    at_least("careful servers", &careful, 73, 111);
+    at_least("careful servers", &careful, 111, 160);
     let good = &all
         .iter()
         .find(|(s, _)| s.entry.name == "toolgauge-good")
