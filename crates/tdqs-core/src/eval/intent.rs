@@ -49,24 +49,29 @@ const LEAD_FILLER: &[&str] = &[
     "like", "to", "let", "lets", "me", "us", "just", "hey", "hi", "ok", "okay", "so", "now",
 ];
 
+/// The first word of `request` after courtesy filler, lower-cased: its verb when it is an
+/// imperative, a question word when it is a question.
+pub fn lead_word(request: &str) -> Option<String> {
+    words(request)
+        .into_iter()
+        .enumerate()
+        .find(|(i, w)| {
+            (*i == 0 && QUESTION_OPENERS.contains(&w.as_str()))
+                || !LEAD_FILLER.contains(&w.as_str())
+        })
+        .map(|(_, w)| w)
+}
+
 /// The action `request` asks for, if its form says one.
 pub fn intent(request: &str) -> Option<Intent> {
-    let ws = words(request);
-    let mut rest = ws.iter().map(String::as_str);
-    let first = rest.next()?;
-    if QUESTION_OPENERS.contains(&first) {
+    let lead = lead_word(request)?;
+    if QUESTION_OPENERS.contains(&lead.as_str()) {
         return Some(Intent::Question);
     }
-    let lead = std::iter::once(first)
-        .chain(rest)
-        .find(|w| !LEAD_FILLER.contains(w))?;
-    if QUESTION_OPENERS.contains(&lead) {
-        return Some(Intent::Question);
-    }
-    if is_stop_word(lead) {
+    if is_stop_word(&lead) {
         return None;
     }
-    action_class(&stem(lead)).map(Intent::Action)
+    action_class(&stem(&lead)).map(Intent::Action)
 }
 
 /// The action classes a tool's name says (`delete_ticket` → `~remove`).
