@@ -33,7 +33,9 @@
 //!
 //! **Action.** A tool whose name says the request's action (`delete_…` for "Delete…") is
 //! strengthened; one whose name says an action of the other family (a write for a question, a
-//! read for "Delete…") weakened ([`super::intent`]).
+//! read for "Delete…") weakened ([`super::intent`]). A name that says no action (`git_status`)
+//! takes its description's first word's, when that is a verb of the table ("Shows the working
+//! tree status").
 //!
 //! **Prefix.** A name word every tool shares (`git_`, `slack_`) is the server's prefix and is left
 //! out of the name's coverage.
@@ -188,7 +190,8 @@ struct IndexedTool {
     name: String,
     /// The content terms of the name (no action classes), for the name's coverage.
     name_terms: Vec<String>,
-    /// The action classes the name says.
+    /// The action classes the name says, or when it says none, the description's first word
+    /// (`git_status`: "Shows the working tree status" reads).
     actions: Vec<&'static str>,
     /// The kinds of value its parameters take.
     kinds: Vec<ValueKind>,
@@ -445,7 +448,19 @@ fn index_tool(tool: &Value, all_names: &[&str]) -> IndexedTool {
             .into_iter()
             .filter(|t| !t.starts_with('~'))
             .collect(),
-        actions: name_actions(&name),
+        actions: {
+            let from_name = name_actions(&name);
+            if from_name.is_empty() {
+                tool.get("description")
+                    .and_then(Value::as_str)
+                    .and_then(|d| words(d).into_iter().next())
+                    .and_then(|w| action_class(&stem(&w)))
+                    .into_iter()
+                    .collect()
+            } else {
+                from_name
+            }
+        },
         kinds,
         name,
         tf,
@@ -722,6 +737,31 @@ mod tests {
         };
         let q = index.rank_with("What does ticket 4 say?", &neutral);
         assert_eq!(q[0].score, q[1].score, "without the action, the words tie");
+    }
+
+    #[test]
+    fn a_name_without_an_action_takes_its_descriptions_first_verb() {
+        let index = ToolIndex::new(&[
+            json!({"name": "git_status", "description": "Shows the files of the index."}),
+            json!({"name": "git_commit", "description": "Saves the files of the index."}),
+            json!({"name": "git_log", "description": "Records of the history."}),
+        ]);
+        assert_eq!(index.tools[0].actions, vec!["~read"]);
+        assert_eq!(index.tools[1].actions, vec!["~create"]);
+        assert!(
+            index.tools[2].actions.is_empty(),
+            "`record` is no verb of the table"
+        );
+        // A question is answered by reading: the tool that saves is weakened.
+        let ranked = index.rank("Which files are in the index?");
+        assert_eq!(ranked[0].name, "git_status");
+        let neutral = Weights {
+            action_conflicts: 1.0,
+            ..Weights::SHIPPED
+        };
+        let commit = |r: &[Scored]| r.iter().find(|s| s.name == "git_commit").unwrap().score;
+        let plain = index.rank_with("Which files are in the index?", &neutral);
+        assert!((commit(&ranked) / commit(&plain) - ACTION_CONFLICTS).abs() < 1e-9);
     }
 
     #[test]
