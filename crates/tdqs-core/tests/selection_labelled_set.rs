@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use tdqs_core::eval::case::{CaseKind, Choice, Suite};
+use tdqs_core::eval::lexical::Weights;
 use tdqs_core::eval::metrics::{compute, CaseResult, Metrics, Ratio};
 use tdqs_core::eval::synthetic::{SyntheticSelector, FLOOR, MARGIN};
 
@@ -279,9 +280,18 @@ fn labelled_set_figures_reach_their_floors() {
         pct(&held_out)
     );
 
-    // The floors docs/eval.md states: what this selector measured, pinned so a change that
-    // loses a case is seen. The targets (75 % agreement, 75 % on careful servers) are
-    // not reached; docs/eval.md says so.
+    let calibrated = sum(all
+        .iter()
+        .filter(|(s, _)| s.entry.quality == "careful" && s.entry.calibration)
+        .map(|(_, r)| r.metrics.selection));
+    println!(
+        "selection accuracy, careful servers used for calibration: {}",
+        pct(&calibrated)
+    );
+
+    // The floors docs/eval.md states: what this selector (synthetic-bm25f-v3) measured, pinned
+    // so a change that loses a case is seen. The targets (75 % agreement, 75 % on
+    // careful servers) are not reached over all sets; docs/eval.md says so.
     let at_least = |what: &str, r: &Ratio, hit: usize, of: usize| {
         assert_eq!(r.of, of, "{what}: the set changed");
         assert!(
@@ -290,8 +300,10 @@ fn labelled_set_figures_reach_their_floors() {
             pct(r)
         );
     };
-    at_least("agreement with recorded model choices", &agreement, 46, 102);
-    at_least("careful servers", &careful, 73, 111);
+    at_least("agreement with recorded model choices", &agreement, 48, 102);
+    at_least("careful servers", &careful, 117, 160);
+    at_least("careful servers held out", &held_out, 67, 89);
+    at_least("careful servers used for calibration", &calibrated, 50, 71);
     let good = &all
         .iter()
         .find(|(s, _)| s.entry.name == "toolgauge-good")
@@ -300,10 +312,10 @@ fn labelled_set_figures_reach_their_floors() {
     at_least(
         "agreement on the peer's careful server",
         good.agreement.as_ref().unwrap(),
-        28,
+        30,
         43,
     );
-    at_least("the peer's careful server", &good.metrics.selection, 29, 40);
+    at_least("the peer's careful server", &good.metrics.selection, 30, 40);
     // The recorded model's own figure on the peer's careful server is the peer's published one.
     let model = good.model_metrics.as_ref().unwrap();
     assert_eq!((model.selection.hit, model.selection.of), (37, 40));
@@ -344,10 +356,14 @@ fn careful_ranks_above_careless_on_every_fixture_pair() {
 /// The objective the thresholds are chosen by: the mean, over the calibration sets, of the
 /// accuracy over every scored case (abstentions included, so the floor is paid for both ways).
 fn calibration_objective(sets: &[LabelledSet], floor: f64, margin: f64) -> f64 {
+    weighted_objective(sets, floor, margin, Weights::SHIPPED)
+}
+
+fn weighted_objective(sets: &[LabelledSet], floor: f64, margin: f64, weights: Weights) -> f64 {
     let cal: Vec<&LabelledSet> = sets.iter().filter(|s| s.entry.calibration).collect();
     cal.iter()
         .map(|s| {
-            let selector = SyntheticSelector::with_thresholds(&s.tools, floor, margin);
+            let selector = SyntheticSelector::with_weights(&s.tools, floor, margin, weights);
             let m = run(s, &selector).metrics;
             m.all_cases.hit as f64 / m.all_cases.of as f64
         })
@@ -387,4 +403,37 @@ fn selector_thresholds_are_the_calibration_optimum() {
         .flat_map(|s| s.suite.cases.iter().map(|c| c.kind))
         .collect();
     assert_eq!(kinds.len(), 3);
+}
+
+/// The evidence weights: no single one moved a step up or down (a quarter of its value, or 0.1
+/// for the share-like ones) scores better on the calibration sets. A local optimum of a coarse
+/// grid, not a global one: the grid they were chosen on is in docs/eval.md.
+#[test]
+fn selector_weights_are_a_local_optimum_of_the_calibration_sets() {
+    let sets = load();
+    let shipped = weighted_objective(&sets, FLOOR, MARGIN, Weights::SHIPPED);
+    type Field = fn(&mut Weights) -> &mut f64;
+    let fields: [(&str, Field, f64); 7] = [
+        ("name_uncovered", |w| &mut w.name_uncovered, 0.1),
+        ("id_present", |w| &mut w.id_present, 0.5),
+        ("id_missing", |w| &mut w.id_missing, 0.125),
+        ("number_missing", |w| &mut w.number_missing, 0.1875),
+        ("action_agrees", |w| &mut w.action_agrees, 0.25),
+        ("action_conflicts", |w| &mut w.action_conflicts, 0.125),
+        ("value_fits", |w| &mut w.value_fits, 0.5),
+    ];
+    for (name, field, step) in fields {
+        for sign in [-1.0, 1.0] {
+            let mut w = Weights::SHIPPED;
+            let value = field(&mut w);
+            *value = (*value + sign * step).max(0.0);
+            let moved = *value;
+            let o = weighted_objective(&sets, FLOOR, MARGIN, w);
+            println!("{name} {moved:.3}: {o:.4} (shipped {shipped:.4})");
+            assert!(
+                shipped + 1e-12 >= o,
+                "{name} at {moved} scores {o:.4} on the calibration sets, above the shipped {shipped:.4}"
+            );
+        }
+    }
 }

@@ -5,7 +5,9 @@
 //! aside (they are arguments, not subjects), each word reduced by [`super::stem::stem`]. A word of
 //! a small table of action verbs also yields its action class (`wipe` and `delete` both yield
 //! `~remove`), because a request names an action in its own words and the definition in the
-//! author's; the table holds general API verbs only, never a server's nouns.
+//! author's; the table holds general API verbs only, never a server's nouns, and no word that is
+//! more often a noun (`file`) or an adjective (`new`). In a request only the lead verb yields its
+//! class ([`request_terms`]): a verb further on is seldom the action asked for.
 //!
 //! **Fields.** A tool is four fields, weighted because a model reads them unequally: its name
 //! (split at `_`, `-`, `.` and camelCase) and title, weight 3; its description, 1; its parameters'
@@ -25,13 +27,29 @@
 //! (`^usr_[a-z0-9]+$`) asks for an identifier of that shape: a request that holds one (`usr_1a2b`)
 //! multiplies the tool's score, a request without one divides it — a model does not call
 //! `get_user_profile(user_id)` for "John Smith" when `search_users` takes a name. A required number
-//! (`integer`/`number`) with no number in the request weakens the tool likewise.
+//! (`integer`/`number`) with no number in the request weakens the tool likewise. A tool with a
+//! parameter for a kind of value the request carries — a time or date, a path, a URL, an e-mail
+//! address ([`super::intent::request_values`]) — is strengthened.
+//!
+//! **Action.** A tool whose name says the request's action (`delete_…` for "Delete…") is
+//! strengthened; one whose name says an action of the other family (a write for a question, a
+//! read for "Delete…") weakened ([`super::intent`]). A name that says no action (`git_status`)
+//! takes its description's first word's, when that is a verb of the table ("Shows the working
+//! tree status").
+//!
+//! **Prefix.** A name word every tool shares (`git_`, `slack_`) is the server's prefix and is left
+//! out of the name's coverage.
+//!
+//! Every multiplier is in [`Weights`], chosen on the labelled set's calibration sets.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use super::intent::{
+    action_factor, intent, name_actions, parameter_kind, request_values, Intent, ValueKind,
+};
 use super::stem::stem;
 use crate::overlap::{is_stop_word, name_tokens, words};
 
@@ -47,7 +65,8 @@ const ACTION_CLASSES: &[(&str, &[&str])] = &[
     (
         "~create",
         &[
-            "create", "add", "new", "file", "make", "submit", "raise", "register", "insert",
+            "create", "add", "make", "submit", "raise", "register", "insert", "write", "save",
+            "store",
         ],
     ),
     (
@@ -77,7 +96,7 @@ const ACTION_CLASSES: &[(&str, &[&str])] = &[
     ("~export", &["export", "download", "dump"]),
 ];
 
-fn action_class(stemmed: &str) -> Option<&'static str> {
+pub(super) fn action_class(stemmed: &str) -> Option<&'static str> {
     static TABLE: OnceLock<BTreeMap<String, &'static str>> = OnceLock::new();
     TABLE
         .get_or_init(|| {
@@ -97,12 +116,25 @@ fn action_class(stemmed: &str) -> Option<&'static str> {
 pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for w in words(text) {
-        push_word(&mut out, &w);
+        push_word(&mut out, &w, true);
     }
     out
 }
 
-fn push_word(out: &mut Vec<String>, w: &str) {
+/// The terms of a request: its words, and the action class of its lead verb only
+/// ([`super::intent::intent`]) — "the issues created last week" asks nothing of `create`.
+pub fn request_terms(request: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in words(request) {
+        push_word(&mut out, &w, false);
+    }
+    if let Some(Intent::Action(class)) = intent(request) {
+        out.insert(0, class.to_string());
+    }
+    out
+}
+
+fn push_word(out: &mut Vec<String>, w: &str, with_class: bool) {
     if w.chars().count() < 2
         || w.chars().all(|c| c.is_ascii_digit())
         || is_stop_word(w)
@@ -111,8 +143,10 @@ fn push_word(out: &mut Vec<String>, w: &str) {
         return;
     }
     let s = stem(w);
-    if let Some(class) = action_class(&s) {
-        out.push(class.to_string());
+    if with_class {
+        if let Some(class) = action_class(&s) {
+            out.push(class.to_string());
+        }
     }
     out.push(s);
 }
@@ -121,7 +155,7 @@ fn push_word(out: &mut Vec<String>, w: &str) {
 pub fn name_terms(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     for w in name_tokens(name) {
-        push_word(&mut out, &w);
+        push_word(&mut out, &w, true);
     }
     out
 }
@@ -156,6 +190,11 @@ struct IndexedTool {
     name: String,
     /// The content terms of the name (no action classes), for the name's coverage.
     name_terms: Vec<String>,
+    /// The action classes the name says, or when it says none, the description's first word
+    /// (`git_status`: "Shows the working tree status" reads).
+    actions: Vec<&'static str>,
+    /// The kinds of value its parameters take.
+    kinds: Vec<ValueKind>,
     /// Term → frequency per field.
     tf: BTreeMap<String, [u32; FIELDS]>,
     len: [usize; FIELDS],
@@ -191,7 +230,7 @@ pub struct Scored {
 /// earned in proportion to the name words the request covers. A name's own noun the request never
 /// mentions (`search_users` for a request about a service outage) speaks against the tool: a
 /// model sends such a request to the plain `search`.
-pub const NAME_UNCOVERED: f64 = 0.5;
+pub const NAME_UNCOVERED: f64 = 0.8;
 
 /// Multiplier of a tool whose patterned parameter the request supplies (`usr_1a2b` for
 /// `^usr_…`).
@@ -200,6 +239,48 @@ pub const ID_PRESENT: f64 = 2.0;
 pub const ID_MISSING: f64 = 0.5;
 /// Multiplier of a tool with a required number when the request has no number.
 pub const NUMBER_MISSING: f64 = 0.75;
+
+/// Multiplier of a tool whose name says the request's action ([`super::intent`]).
+pub const ACTION_AGREES: f64 = 1.5;
+/// Multiplier of a tool whose name says an action of the other family (a write for a question).
+pub const ACTION_CONFLICTS: f64 = 0.25;
+/// Multiplier of a tool with a parameter for a kind of value the request carries (a time, a
+/// path, a URL, an e-mail address).
+pub const VALUE_FITS: f64 = 2.0;
+/// The multipliers of the evidence beyond shared words, together: [`Weights::SHIPPED`] is what
+/// the selector uses; another set is for calibrating them (the labelled-set test searches a grid).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub name_uncovered: f64,
+    pub id_present: f64,
+    pub id_missing: f64,
+    pub number_missing: f64,
+    pub action_agrees: f64,
+    pub action_conflicts: f64,
+    pub value_fits: f64,
+}
+
+impl Weights {
+    /// The shipped constants.
+    pub const SHIPPED: Weights = Weights {
+        name_uncovered: NAME_UNCOVERED,
+        id_present: ID_PRESENT,
+        id_missing: ID_MISSING,
+        number_missing: NUMBER_MISSING,
+        action_agrees: ACTION_AGREES,
+        action_conflicts: ACTION_CONFLICTS,
+        value_fits: VALUE_FITS,
+    };
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights::SHIPPED
+    }
+}
+
+/// With this many tools or more, a name word all of them share is their prefix.
+const SHARED_PREFIX_MIN_TOOLS: usize = 3;
 
 /// The literal a JSON Schema `pattern` requires its value to start with: `^usr_[a-z0-9]+$` →
 /// `usr_`. `None` when it starts with a class or group, or the literal is shorter than two
@@ -311,12 +392,21 @@ fn index_tool(tool: &Value, all_names: &[&str]) -> IndexedTool {
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let mut needs = Vec::new();
+    let mut kinds = Vec::new();
     if let Some(props) = schema
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object)
     {
         for (pname, pschema) in props {
             fields[PARAM_NAME].extend(name_terms(pname));
+            if let Some(kind) = variants(pschema)
+                .into_iter()
+                .find_map(|v| parameter_kind(pname, v))
+            {
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
             let is_required = required.contains(&pname.as_str());
             let mut prefix = None;
             for v in variants(pschema) {
@@ -358,6 +448,20 @@ fn index_tool(tool: &Value, all_names: &[&str]) -> IndexedTool {
             .into_iter()
             .filter(|t| !t.starts_with('~'))
             .collect(),
+        actions: {
+            let from_name = name_actions(&name);
+            if from_name.is_empty() {
+                tool.get("description")
+                    .and_then(Value::as_str)
+                    .and_then(|d| words(d).into_iter().next())
+                    .and_then(|w| action_class(&stem(&w)))
+                    .into_iter()
+                    .collect()
+            } else {
+                from_name
+            }
+        },
+        kinds,
         name,
         tf,
         len,
@@ -381,7 +485,20 @@ impl ToolIndex {
             .iter()
             .filter_map(|t| t.get("name").and_then(Value::as_str))
             .collect();
-        let tools: Vec<IndexedTool> = tools.iter().map(|t| index_tool(t, &names)).collect();
+        let mut tools: Vec<IndexedTool> = tools.iter().map(|t| index_tool(t, &names)).collect();
+        // A name word every tool shares (`git_`, `slack_`) is the server's prefix, not a
+        // subject: a request need not say it, so it does not count in the name's coverage.
+        if tools.len() >= SHARED_PREFIX_MIN_TOOLS {
+            let shared: Vec<String> = tools[0]
+                .name_terms
+                .iter()
+                .filter(|t| tools.iter().all(|o| o.name_terms.contains(t)))
+                .cloned()
+                .collect();
+            for t in &mut tools {
+                t.name_terms.retain(|n| !shared.contains(n));
+            }
+        }
         let mut avg_len = [0.0; FIELDS];
         if !tools.is_empty() {
             for (f, avg) in avg_len.iter_mut().enumerate() {
@@ -416,7 +533,14 @@ impl ToolIndex {
 
     /// Every tool's score for `request`, best first (ties in listing order).
     pub fn rank(&self, request: &str) -> Vec<Scored> {
-        let mut query: Vec<String> = terms(request);
+        self.rank_with(request, &Weights::SHIPPED)
+    }
+
+    /// [`ToolIndex::rank`] with other evidence weights (for calibrating them).
+    pub fn rank_with(&self, request: &str, w: &Weights) -> Vec<Scored> {
+        let mut query: Vec<String> = request_terms(request);
+        let asked = intent(request);
+        let values = request_values(request);
         let mut seen = std::collections::BTreeSet::new();
         query.retain(|t| seen.insert(t.clone()));
         let raw = raw_tokens(request);
@@ -450,7 +574,11 @@ impl ToolIndex {
                     fit += saturated;
                     matched.push(term.clone());
                 }
-                let mut factor = 1.0;
+                let mut factor =
+                    action_factor(asked, &tool.actions, w.action_agrees, w.action_conflicts);
+                if values.iter().any(|v| tool.kinds.contains(v)) {
+                    factor *= w.value_fits;
+                }
                 if !tool.name_terms.is_empty() {
                     let covered = tool
                         .name_terms
@@ -460,8 +588,8 @@ impl ToolIndex {
                                 || action_class(t).is_some_and(|c| matched.iter().any(|m| m == c))
                         })
                         .count();
-                    factor *= NAME_UNCOVERED
-                        + (1.0 - NAME_UNCOVERED) * covered as f64 / tool.name_terms.len() as f64;
+                    factor *= w.name_uncovered
+                        + (1.0 - w.name_uncovered) * covered as f64 / tool.name_terms.len() as f64;
                 }
                 let mut identifiers = Vec::new();
                 for need in &tool.needs {
@@ -471,15 +599,15 @@ impl ToolIndex {
                                 .iter()
                                 .any(|t| t.len() > prefix.len() && t.starts_with(prefix.as_str()))
                             {
-                                factor *= ID_PRESENT;
+                                factor *= w.id_present;
                                 identifiers.push(prefix.clone());
                             } else if *required {
-                                factor *= ID_MISSING;
+                                factor *= w.id_missing;
                             }
                         }
                         Needs::Number => {
                             if !has_number {
-                                factor *= NUMBER_MISSING;
+                                factor *= w.number_missing;
                             }
                         }
                     }
@@ -579,6 +707,106 @@ mod tests {
             json!({"name": "other", "description": "Something else."}),
         ]);
         assert_eq!(index.rank("delete issue 4")[0].name, "delete_issue");
+    }
+
+    #[test]
+    fn only_the_lead_verb_of_a_request_yields_an_action_class() {
+        assert_eq!(
+            request_terms("Delete the tickets created today"),
+            vec!["~remove", "delet", "ticket", "creat", "today"]
+        );
+        assert!(!request_terms("Go through the issues created last week")
+            .contains(&"~create".to_string()));
+        // `file` and `new` are not verbs of the table.
+        assert_eq!(terms("new files"), vec!["new", "fil"]);
+    }
+
+    #[test]
+    fn the_name_action_agrees_or_conflicts_with_the_request() {
+        let index = ToolIndex::new(&[
+            json!({"name": "get_ticket", "description": "A ticket's fields."}),
+            json!({"name": "delete_ticket", "description": "A ticket, gone."}),
+            json!({"name": "other", "description": "Something else."}),
+        ]);
+        assert_eq!(index.rank("Delete ticket 4")[0].name, "delete_ticket");
+        assert_eq!(index.rank("What does ticket 4 say?")[0].name, "get_ticket");
+        let neutral = Weights {
+            action_agrees: 1.0,
+            action_conflicts: 1.0,
+            ..Weights::SHIPPED
+        };
+        let q = index.rank_with("What does ticket 4 say?", &neutral);
+        assert_eq!(q[0].score, q[1].score, "without the action, the words tie");
+    }
+
+    #[test]
+    fn a_name_without_an_action_takes_its_descriptions_first_verb() {
+        let index = ToolIndex::new(&[
+            json!({"name": "git_status", "description": "Shows the files of the index."}),
+            json!({"name": "git_commit", "description": "Saves the files of the index."}),
+            json!({"name": "git_log", "description": "Records of the history."}),
+        ]);
+        assert_eq!(index.tools[0].actions, vec!["~read"]);
+        assert_eq!(index.tools[1].actions, vec!["~create"]);
+        assert!(
+            index.tools[2].actions.is_empty(),
+            "`record` is no verb of the table"
+        );
+        // A question is answered by reading: the tool that saves is weakened.
+        let ranked = index.rank("Which files are in the index?");
+        assert_eq!(ranked[0].name, "git_status");
+        let neutral = Weights {
+            action_conflicts: 1.0,
+            ..Weights::SHIPPED
+        };
+        let commit = |r: &[Scored]| r.iter().find(|s| s.name == "git_commit").unwrap().score;
+        let plain = index.rank_with("Which files are in the index?", &neutral);
+        assert!((commit(&ranked) / commit(&plain) - ACTION_CONFLICTS).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_value_the_request_carries_fits_a_parameter_for_it() {
+        let index = ToolIndex::new(&[
+            json!({"name": "current_time", "description": "The time in a zone.",
+                   "inputSchema": {"type": "object", "properties": {"timezone": {"type": "string"}}}}),
+            json!({"name": "convert_time", "description": "The time in another zone.",
+                   "inputSchema": {"type": "object", "properties": {"time": {"type": "string"}, "timezone": {"type": "string"}}}}),
+        ]);
+        let score = |request: &str, tool: &str| {
+            index
+                .rank(request)
+                .into_iter()
+                .find(|s| s.name == tool)
+                .unwrap()
+                .score
+        };
+        // "3pm" and "noon" are both words no tool holds: only the value's kind differs.
+        let (at_3pm, at_noon) = ("Tokyo time at 3pm", "Tokyo time at noon");
+        let ratio = score(at_3pm, "convert_time") / score(at_noon, "convert_time");
+        assert!((ratio - VALUE_FITS).abs() < 1e-9, "{ratio}");
+        assert_eq!(
+            score(at_3pm, "current_time"),
+            score(at_noon, "current_time")
+        );
+    }
+
+    #[test]
+    fn a_prefix_every_tool_shares_is_not_part_of_the_name_coverage() {
+        let index = ToolIndex::new(&[
+            json!({"name": "git_log", "description": "Commit history."}),
+            json!({"name": "git_status", "description": "Working tree state."}),
+            json!({"name": "git_show", "description": "One commit."}),
+        ]);
+        let ranked = index.rank("the status");
+        let neutral = Weights {
+            name_uncovered: 0.0,
+            ..Weights::SHIPPED
+        };
+        // With nothing kept for an uncovered name, `git_status` keeps its whole score: `git` is
+        // not a word the request had to say.
+        let bare = index.rank_with("the status", &neutral);
+        assert_eq!(ranked[0].name, "git_status");
+        assert!(bare[0].score > 0.0 && (bare[0].score - ranked[0].score).abs() < 1e-9);
     }
 
     #[test]

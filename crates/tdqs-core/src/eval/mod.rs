@@ -3,7 +3,7 @@
 //! TDQS says how a definition reads; this module measures where requests go. Everything here is
 //! pure: the cases and their validation ([`case`]), the selecting model's answer ([`answer`]),
 //! the prompt it is shown and the cache key of an answer ([`prompt`]), the deterministic
-//! `synthetic` selector ([`synthetic`], ranking with [`lexical`] and [`stem`]), the metrics
+//! `synthetic` selector ([`synthetic`], ranking with [`lexical`], [`intent`] and [`stem`]), the metrics
 //! ([`metrics`]), the composite and health scores ([`scores`]) and the exact paired test the
 //! gate uses ([`stats`]).
 //!
@@ -14,6 +14,7 @@ pub mod answer;
 pub mod case;
 pub mod compare;
 pub mod draft;
+pub mod intent;
 pub mod lexical;
 pub mod metrics;
 mod page;
