@@ -720,9 +720,21 @@ pub(super) async fn obtain_checked(
                     return Err(fixed_url_error(url, plan.origin()));
                 }
             }
-            if let Some(judge) = judge {
-                super::check_judge_first(judge, progress).await?;
-            }
+            // Setup commands can take minutes and change things: none runs before the judge is
+            // known to work. A server alone starts in a moment, so it starts while the judge is
+            // checked (see `exports_and_judge_check`).
+            let has_setup = plans
+                .base
+                .iter()
+                .chain(plans.head.iter())
+                .any(LaunchPlan::has_setup);
+            let judge = match judge {
+                Some(judge) if has_setup => {
+                    super::check_judge_first(judge, progress).await?;
+                    None
+                }
+                judge => judge,
+            };
             let (probe, decision) = (plans.probe.clone(), plans.decision);
             let blind = match (&head_side, &plans.head) {
                 (Some(side), Some(plan)) => plan.blind_to_tree(&side.root),
@@ -752,10 +764,16 @@ pub(super) async fn obtain_checked(
                 SideRole::Head,
                 file_limit,
             );
-            let (base, head) = tokio::join!(base_fut, head_fut);
-            // Both servers are stopped: nothing of the pull request's may run until the
-            // stability check starts them again.
+            let exported = exports_and_judge_check(
+                async { tokio::join!(base_fut, head_fut) },
+                judge,
+                progress,
+            )
+            .await;
+            // Both servers are stopped (or were killed with their exports cancelled): nothing of
+            // the pull request's may run until the stability check starts them again.
             crate::platform::harden::end_detached();
+            let (base, head) = exported?;
             let (base, base_tree) = match base {
                 Ok(done) => done,
                 Err(e) => {
@@ -819,6 +837,25 @@ pub(super) async fn obtain_checked(
             head.settings_changed = settings_changed;
             Ok((base, head, again))
         }
+    }
+}
+
+/// Runs `exports` and, when given, checks `judge` at the same time: the check (the CLI's
+/// version and login, about a second) then costs no wall time on top of the exports. A judge
+/// that cannot run ends the run at once: the exports are cancelled, which kills their process
+/// groups and removes their trees (their drop guards); its error wins over any export's.
+async fn exports_and_judge_check<T>(
+    exports: impl std::future::Future<Output = T>,
+    judge: Option<&mut crate::score::session::JudgeSlot>,
+    progress: &dyn Progress,
+) -> Result<T, Error> {
+    match judge {
+        Some(judge) => {
+            let check = super::check_judge_first(judge, progress);
+            let exports = async { Ok::<T, Error>(exports.await) };
+            tokio::try_join!(check, exports).map(|((), exported)| exported)
+        }
+        None => Ok(exports.await),
     }
 }
 
