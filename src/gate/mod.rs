@@ -1,10 +1,12 @@
 //! The gate: ties revisions, exports, digests, the judge and the decision together.
 //!
 //! Order matters for cost: the judge is built (credentials read, CLI found) and its preflight
-//! run (the CLI's version and login) before any export, so a judge that cannot run fails in
-//! seconds rather than after minutes of setup. In CI that failure is held until the definitions
-//! are known to differ (a fork's pull request has no secrets). Equal set hashes PASS with no
-//! model call and no prompt fetch.
+//! run (the CLI's version and login) before any setup command, so a judge that cannot run fails
+//! in seconds rather than after minutes of setup. Without setup commands the preflight runs
+//! while the servers start (it would otherwise add its second to every run) and a failure
+//! cancels the exports. In CI that failure is held until the definitions are known to differ (a
+//! fork's pull request has no secrets). Equal set hashes PASS with no model call and no prompt
+//! fetch. The tokenizer that counts the listings' cost loads on a thread of its own meanwhile.
 
 pub mod base_settings;
 pub mod check;
@@ -640,9 +642,12 @@ async fn run_inner(
     draft: &mut Draft,
     trees: Option<sides::Trees>,
 ) -> Result<Decided, Error> {
-    // The judge is built now and checked before any setup or export (seconds, where they take
-    // minutes).
+    // The judge is built now and checked before any setup command (seconds, where they take
+    // minutes), or while the servers start when there is none.
     let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &draft.pins));
+    // Every run counts the listings' tokens at the end; the tokenizer's load (a CPU-bound part
+    // of a second) overlaps the exports instead.
+    crate::cost::load_in_background();
 
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
