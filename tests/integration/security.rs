@@ -244,8 +244,13 @@ fn gate_with_hanging_servers(setup: &Setup, tmp: &Path) -> (std::process::Child,
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // `echo $$ > file` creates the file before it writes the pid: wait for both pids.
     let started = wait_for(Duration::from_secs(60), || {
-        crate::support::written_pid_files(&pids).len() == 2
+        let files = crate::support::written_pid_files(&pids);
+        files.len() == 2
+            && files.iter().all(|path| {
+                std::fs::read_to_string(path).is_ok_and(|text| text.trim().parse::<i64>().is_ok())
+            })
     });
     assert!(started, "the servers did not start");
     let servers: Vec<i64> = crate::support::written_pid_files(&pids)
