@@ -764,10 +764,20 @@ pub(super) async fn obtain_checked(
                 SideRole::Head,
                 file_limit,
             );
+            // A judge is needed only when both sides listed and their definitions differ.
+            let needs_judge =
+                |(base, head): &(Result<_, Error>, Result<_, Error>)| match (base, head) {
+                    (Ok((base, _)), Ok((head, _))) => {
+                        let (base, head): (&SideExport, &SideExport) = (base, head);
+                        base.export.set_hash != head.export.set_hash
+                    }
+                    _ => false,
+                };
             let exported = exports_and_judge_check(
                 async { tokio::join!(base_fut, head_fut) },
                 judge,
                 progress,
+                needs_judge,
             )
             .await;
             // Both servers are stopped (or were killed with their exports cancelled): nothing of
@@ -844,18 +854,38 @@ pub(super) async fn obtain_checked(
 /// version and login, about a second) then costs no wall time on top of the exports. A judge
 /// that cannot run ends the run at once: the exports are cancelled, which kills their process
 /// groups and removes their trees (their drop guards); its error wins over any export's.
+///
+/// In CI a failed check is held until a judge is needed, so exports that finish first and need
+/// none (`needs_judge` false: equal definitions, or a side that failed) do not wait for it: the
+/// check is dropped (its CLI killed with its process group), and the judge is checked again
+/// should a later step need it.
 async fn exports_and_judge_check<T>(
     exports: impl std::future::Future<Output = T>,
     judge: Option<&mut crate::score::session::JudgeSlot>,
     progress: &dyn Progress,
+    needs_judge: impl Fn(&T) -> bool,
 ) -> Result<T, Error> {
-    match judge {
-        Some(judge) => {
-            let check = super::check_judge_first(judge, progress);
-            let exports = async { Ok::<T, Error>(exports.await) };
-            tokio::try_join!(check, exports).map(|((), exported)| exported)
+    let Some(judge) = judge else {
+        return Ok(exports.await);
+    };
+    let check = super::check_judge_first(judge, progress);
+    if !crate::platform::sandbox::in_ci(&|name| std::env::var(name).ok()) {
+        let exports = async { Ok::<T, Error>(exports.await) };
+        return tokio::try_join!(check, exports).map(|((), exported)| exported);
+    }
+    let mut check = std::pin::pin!(check);
+    let mut exports = std::pin::pin!(exports);
+    tokio::select! {
+        checked = &mut check => {
+            checked?;
+            Ok(exports.await)
         }
-        None => Ok(exports.await),
+        exported = &mut exports => {
+            if needs_judge(&exported) {
+                check.await?;
+            }
+            Ok(exported)
+        }
     }
 }
 

@@ -104,3 +104,26 @@ fn without_setup_commands_a_failed_judge_check_stops_the_servers_it_overlapped()
     }
     assert!(left.is_empty(), "servers outlived the run: {left:?}");
 }
+
+#[test]
+fn in_ci_unchanged_definitions_pass_without_waiting_for_a_slow_login_check() {
+    let setup = Setup::new(&base_tools());
+    // The login check answers only once this file appears, and nothing creates it: a run that
+    // waited for the check would take the fake's whole 30 s hold.
+    let never = setup.work().join("never-created");
+    setup.fake.control(json!({
+        "logged_in": false,
+        "auth_waits_for": never.display().to_string(),
+    }));
+    let started = std::time::Instant::now();
+    let run = setup.gate_with(&[], |c| {
+        c.env("CI", "true");
+    });
+    run.assert_code(0);
+    assert_eq!(run.report()["decision"], "pass", "{}", run.describe());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the run waited for the login check: {}",
+        run.describe()
+    );
+}
