@@ -773,8 +773,10 @@ pub(super) async fn obtain_checked(
                     }
                     _ => false,
                 };
+            // Boxed: both exports' futures are large, and the wrapper would otherwise hold them
+            // inline several times over (a debug build's stack overflowed).
             let exported = exports_and_judge_check(
-                async { tokio::join!(base_fut, head_fut) },
+                Box::pin(async { tokio::join!(base_fut, head_fut) }),
                 judge,
                 progress,
                 needs_judge,
