@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# Measures what an unchanged-definitions gate run costs over the two exports it cannot avoid:
-# for each server, RUNS interleaved rounds of
-#   gate:    tdqs-gate --base HEAD            (equal set hashes: PASS, no judge started)
-#   exports: tdqs-gate export --rev HEAD  +  tdqs-gate export   (one after the other)
+# Measures the issue's floor ratio for a pull request that leaves the tool definitions
+# unchanged: the gate's wall time over ONE side's bare export. For each server, RUNS interleaved
+# rounds of
+#   gate:    tdqs-gate --base HEAD~1     (the head is the working tree; HEAD~1 differs from it
+#                                         only in a README, so the set hashes are equal: PASS)
+#   export:  tdqs-gate export            (the head alone, in the working tree, as a user runs it)
 # in a throwaway git repository whose tdqs-gate.toml starts the server; prints the median and
-# minimum of each and the ratio of the medians. The example server always runs; the real
-# servers run when tests/setup/real-servers.sh has installed them into tests/.cache.
+# minimum of each and the ratio of the medians (target: at most 1.05). The two sides of the gate
+# start at once, so its floor is one export plus the base's worktree. The example server
+# always runs; the real servers run when tests/setup/real-servers.sh has installed them into
+# tests/.cache.
+#
+# The judge: `--judge static` by default (no CLI). With BENCH_JUDGE=claude the pinned Claude
+# Code CLI (tdqs/node_modules/.bin, from `npm ci` in tdqs/) is put on PATH and the gate runs
+# with CI=true: its preflight (`claude --version`, `claude auth status`) runs for real and a
+# failed login is held, as in CI, so an unchanged run still passes without credentials.
 #
 # Build first:  cargo build --bin tdqs-gate   (or set GATE to a tdqs-gate binary)
-# Usage:        scripts/bench-unchanged.sh [RUNS]    (default 9)
+# Usage:        scripts/bench-unchanged.sh [RUNS]    (default 5)
 set -euo pipefail
-runs="${1:-9}"
+runs="${1:-5}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 gate="${GATE:-${CARGO_TARGET_DIR:-${root}/target}/debug/tdqs-gate}"
 [ -x "${gate}" ] || { echo "no tdqs-gate at ${gate}; build it or set GATE" >&2; exit 2; }
@@ -18,8 +27,19 @@ cache="${root}/tests/.cache"
 work="$(mktemp -d "${TMPDIR:-/tmp}/bench-unchanged-XXXXXX")"
 trap 'rm -rf "${work}"' EXIT
 
+judge=(--judge static)
+gate_env=()
+if [ "${BENCH_JUDGE:-static}" = claude ]; then
+  [ -x "${root}/tdqs/node_modules/.bin/claude" ] \
+    || { echo "no tdqs/node_modules/.bin/claude; run npm ci in tdqs/" >&2; exit 2; }
+  judge=()
+  gate_env=(env "PATH=${root}/tdqs/node_modules/.bin:${PATH}" CI=true)
+fi
+
+# The interpreter itself, not a version manager's shim (pyenv's adds its own start-up).
+python="$(python3 -c 'import sys; print(sys.executable)')"
 # name|command (run from the repository; {root} is each side's tree)
-servers=("issue-tracker example|python3 {root}/server.py")
+servers=("issue-tracker example (python)|${python} {root}/server.py")
 if [ -x "${cache}/venv/bin/mcp-server-time" ]; then
   servers+=("mcp-server-time|${cache}/venv/bin/mcp-server-time")
   servers+=("mcp-server-git|${cache}/venv/bin/mcp-server-git")
@@ -31,6 +51,7 @@ fi
 
 now_ms() { date +%s%N | cut -b1-13; }
 
+echo "judge: ${BENCH_JUDGE:-static}; ${runs} rounds per server"
 for entry in "${servers[@]}"; do
   name="${entry%%|*}"
   command="${entry#*|}"
@@ -41,26 +62,30 @@ for entry in "${servers[@]}"; do
     git init -q
     cp "${root}/examples/issue-tracker/server.py" server.py
     cp "${root}/tests/fixtures/gate/tools.json" tools.json
-    printf '[server]\ncommand = "%s"\n' "${command}" > tdqs-gate.toml
-    printf '.tool-definition-score/\nexports/\n' > .gitignore
+    # cwd names the side's tree, so a plan that runs installed code is not refused as blind.
+    printf '[server]\ncommand = "%s"\ncwd = "{root}"\n' "${command}" > tdqs-gate.toml
+    printf '.tool-definition-score/\nexports/\n*.json.out\n' > .gitignore
     git add -A
-    git -c user.name=bench -c user.email=bench@invalid commit -qm bench
+    git -c user.name=bench -c user.email=bench@invalid commit -qm base
+    echo "A pull request that changes no tool definition." > README.md
+    git add -A
+    git -c user.name=bench -c user.email=bench@invalid commit -qm readme
   )
   gate_ms=(); export_ms=()
   for _ in $(seq "${runs}"); do
     start=$(now_ms)
-    (cd "${repo}" && "${gate}" --base HEAD -q --report-dir "${work}/report" >/dev/null)
+    (cd "${repo}" && ${gate_env[@]+"${gate_env[@]}"} "${gate}" --base HEAD~1 -q \
+       ${judge[@]+"${judge[@]}"} --report-dir "${work}/report" >/dev/null)
     gate_ms+=($(( $(now_ms) - start )))
     start=$(now_ms)
-    (cd "${repo}" && "${gate}" export --rev HEAD -q -o "${work}/base.json" \
-       && "${gate}" export -q -o "${work}/head.json")
+    (cd "${repo}" && "${gate}" export -q -o "${repo}/head.json.out")
     export_ms+=($(( $(now_ms) - start )))
   done
   python3 - "${name}" "${gate_ms[*]}" "${export_ms[*]}" <<'PY'
 import statistics, sys
-name, gate, exports = sys.argv[1], [int(x) for x in sys.argv[2].split()], [int(x) for x in sys.argv[3].split()]
-g, e = statistics.median(gate), statistics.median(exports)
-print(f"{name:26} gate median {g:6.0f} ms (min {min(gate):5d})   two exports median {e:6.0f} ms "
-      f"(min {min(exports):5d})   ratio {g / e:.2f}")
+name, gate, export = sys.argv[1], [int(x) for x in sys.argv[2].split()], [int(x) for x in sys.argv[3].split()]
+g, e = statistics.median(gate), statistics.median(export)
+print(f"{name:30} gate median {g:6.0f} ms (min {min(gate):5d})   one export median {e:6.0f} ms "
+      f"(min {min(export):5d})   ratio {g / e:.2f}")
 PY
 done

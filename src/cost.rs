@@ -37,6 +37,17 @@ impl Cl100k {
     }
 }
 
+/// Starts loading the `cl100k_base` encoding on a thread of its own, so that its load overlaps
+/// other work (the exports); a later [`Cl100k::load`] waits for it rather than loading again. The
+/// thread is not joined: a process that exits first does not wait for it.
+pub fn load_in_background() {
+    let _ = std::thread::Builder::new()
+        .name("tokenizer-load".to_string())
+        .spawn(|| {
+            let _ = Cl100k::load();
+        });
+}
+
 impl TokenCounter for Cl100k {
     fn name(&self) -> String {
         format!("cl100k_base (tiktoken-rs {TIKTOKEN_RS_VERSION})")

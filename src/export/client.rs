@@ -144,10 +144,7 @@ pub(crate) async fn list_tools_observed(
         Ok(mut listing) => {
             warnings.extend(stdout_junk.warnings());
             if let Some(shutdown) = &shutdown {
-                // An HTTP server is expected to need SIGTERM.
-                if spec.http.is_none() || shutdown.step == ShutdownStep::Killed {
-                    warnings.extend(shutdown.forced_note(spec.limits.shutdown_grace));
-                }
+                warnings.extend(shutdown.forced_note(&spec.limits));
             }
             // Warnings quote the server (its version string, stdout lines): mask secrets.
             let redactor = spec_redactor(spec);

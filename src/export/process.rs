@@ -5,9 +5,14 @@
 //! [`crate::platform::process`] (group, TERM → grace → KILL, drop guard, drained pipes).
 //!
 //! Clean-up happens on every path:
-//! - [`ServerProcess::shutdown`] closes stdin, waits [`tdqs_core::export::ExportLimits::shutdown_grace`], sends
-//!   SIGTERM to the group, waits again, sends SIGKILL, reaps the leader and finally sweeps the
-//!   group once more, so members that outlived the leader die too.
+//! - [`ServerProcess::shutdown`] closes stdin, waits
+//!   [`tdqs_core::export::ExportLimits::exit_after_eof`] (a short window: the listing is complete
+//!   by then), sends SIGTERM to the group, waits
+//!   [`tdqs_core::export::ExportLimits::shutdown_grace`], sends SIGKILL, reaps the leader and
+//!   finally sweeps the group once more, so members that outlived the leader die too. The order
+//!   is the one the MCP specification gives (close stdin, wait, SIGTERM, wait, SIGKILL); only the
+//!   first wait is short. A server still running when the window ends is not at fault (the
+//!   specification sets no time), so only a SIGKILL becomes a warning ([`Shutdown::forced_note`]).
 //! - If a [`ServerProcess`] (or a setup command) is dropped without that — an error returned
 //!   early, a panic, a cancelled future on Ctrl-C — a synchronous drop guard SIGKILLs the group.
 //! - [`kill_live_groups`] kills every group still owned, for a signal handler that is about to
@@ -33,6 +38,7 @@ use crate::platform::process::{
 };
 pub use crate::platform::process::{kill_live_groups, live_group_count};
 use tdqs_core::error::{Error, Stage};
+use tdqs_core::export::ExportLimits;
 use tdqs_core::redact::Redactor;
 
 /// How long to wait, after a group is dead, for the pipe readers to reach end-of-file. Pipes stay
@@ -439,26 +445,28 @@ pub enum ShutdownStep {
     AlreadyExited,
     /// It exited after its stdin was closed (the graceful path).
     StdinClosed,
-    /// It needed SIGTERM.
+    /// It was still running [`ExportLimits::exit_after_eof`] after its stdin closed and ended
+    /// on SIGTERM.
     Terminated,
     /// It needed SIGKILL.
     Killed,
 }
 
 impl Shutdown {
-    /// A sentence for warnings when the server did not leave on its own.
-    pub fn forced_note(&self, grace: Duration) -> Option<String> {
+    /// A sentence for warnings when stopping the server meant something: only a SIGKILL. A
+    /// server still running a moment after its stdin closed gets SIGTERM early from the gate,
+    /// which says nothing about it (a host stops it the same way); one that ignores SIGTERM too
+    /// needs killing in every host.
+    pub fn forced_note(&self, limits: &ExportLimits) -> Option<String> {
         match self.step {
-            ShutdownStep::AlreadyExited | ShutdownStep::StdinClosed => None,
-            ShutdownStep::Terminated => Some(format!(
-                "the server did not exit within {} of its stdin closing and was stopped with \
-                 SIGTERM",
-                humantime::format_duration(grace)
-            )),
+            ShutdownStep::AlreadyExited | ShutdownStep::StdinClosed | ShutdownStep::Terminated => {
+                None
+            }
             ShutdownStep::Killed => Some(format!(
                 "the server ignored stdin closing and SIGTERM and was killed with SIGKILL \
-                 (after {} each)",
-                humantime::format_duration(grace)
+                 (SIGTERM {} after stdin closed, SIGKILL {} later)",
+                humantime::format_duration(limits.exit_after_eof),
+                humantime::format_duration(limits.shutdown_grace)
             )),
         }
     }
@@ -481,6 +489,9 @@ pub struct ServerProcess {
     stderr: OutputTail,
     stderr_task: Option<JoinHandle<()>>,
     redactor: Redactor,
+    /// How long it may take to exit after its stdin closes, before SIGTERM.
+    exit_after_eof: Duration,
+    /// How long after SIGTERM before SIGKILL.
     grace: Duration,
     started: Instant,
     /// Skip waiting for an exit after stdin closes (a server speaking HTTP does not read it).
@@ -527,6 +538,7 @@ impl ServerProcess {
             stderr,
             stderr_task: Some(stderr_task),
             redactor: spec_redactor(spec),
+            exit_after_eof: spec.limits.exit_after_eof,
             grace: spec.limits.shutdown_grace,
             started: Instant::now(),
             skip_stdin_wait: false,
@@ -625,7 +637,7 @@ impl ServerProcess {
         let stdin_wait = if self.skip_stdin_wait {
             Duration::ZERO
         } else {
-            self.grace
+            self.exit_after_eof
         };
         // Stdout is read and dropped while waiting: a server blocked on a full pipe can then exit.
         let mut drain = std::pin::pin!(self.stdout.discard_forever());

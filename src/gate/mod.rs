@@ -1,10 +1,12 @@
 //! The gate: ties revisions, exports, digests, the judge and the decision together.
 //!
 //! Order matters for cost: the judge is built (credentials read, CLI found) and its preflight
-//! run (the CLI's version and login) before any export, so a judge that cannot run fails in
-//! seconds rather than after minutes of setup. In CI that failure is held until the definitions
-//! are known to differ (a fork's pull request has no secrets). Equal set hashes PASS with no
-//! model call and no prompt fetch.
+//! run (the CLI's version and login) before any setup command, so a judge that cannot run fails
+//! in seconds rather than after minutes of setup. Without setup commands the preflight runs
+//! while the servers start (it would otherwise add its second to every run) and a failure
+//! cancels the exports. In CI that failure is held until the definitions are known to differ (a
+//! fork's pull request has no secrets). Equal set hashes PASS with no model call and no prompt
+//! fetch. The tokenizer that counts the listings' cost loads on a thread of its own meanwhile.
 
 pub mod base_settings;
 pub mod check;
@@ -672,20 +674,39 @@ async fn run_inner(
     draft: &mut Draft,
     trees: Option<sides::Trees>,
 ) -> Result<Decided, Error> {
-    // The judge is built now and checked before any setup or export (seconds, where they take
-    // minutes).
+    // The judge is built now and checked before any setup command (seconds, where they take
+    // minutes), or while the servers start when there is none.
     let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &draft.pins));
+    // Every run counts the listings' tokens at the end; the tokenizer's load (a CPU-bound part
+    // of a second) overlaps the exports instead.
+    crate::cost::load_in_background();
 
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));
     let planned = sides::plan_checked(trees, opts)?;
-    check_judge_before_export(&planned, &mut judge, progress.as_ref()).await?;
+    let check_alongside =
+        check_judge_before_export(&planned, &mut judge, progress.as_ref()).await?;
     // A listing that changes from start to start would be scored as a change: when the
     // definitions differ, each side is exported once more before any model call, from the tree
     // its first export set up (no setup command runs twice), and a side that lists differently
-    // is refused.
-    let (base, head, again) = sides::export_planned(planned, opts, progress.as_ref(), true).await?;
+    // is refused. Boxed: both exports' futures are large, and the judge check's wrapper would
+    // otherwise hold them inline several times over (a debug build's stack overflowed).
+    let exports = Box::pin(sides::export_planned(
+        planned,
+        opts,
+        progress.as_ref(),
+        true,
+    ));
+    // A judge is needed only when both sides listed and their definitions differ.
+    let needs_judge = |exported: &Result<(sides::SideExport, sides::SideExport, _), Error>| matches!(exported, Ok((base, head, _)) if base.export.set_hash != head.export.set_hash);
+    let (base, head, again) = exports_and_judge_check(
+        exports,
+        check_alongside.then_some(&mut judge),
+        progress.as_ref(),
+        needs_judge,
+    )
+    .await??;
     let unchanged = record_sides(draft, base, head)?;
     if let Some((base_again, head_again)) = &again {
         check_stable(draft, base_again, head_again)?;
@@ -717,16 +738,63 @@ pub(crate) fn uncommitted_head_note(opts: &GateOptions) -> Option<String> {
 }
 
 /// Checks the judge once the launch plans are known to be valid and before any setup command
-/// or server of a side runs ([`check_judge_first`]). Two export files run nothing, so their judge
-/// is checked when it is first asked.
+/// runs ([`check_judge_first`]). Two export files run nothing, so their judge is checked when it
+/// is first asked.
+///
+/// Returns whether the judge is still to be checked, alongside the exports
+/// ([`exports_and_judge_check`]): a server alone starts in a moment, and the check would
+/// otherwise add its second to every run.
 async fn check_judge_before_export(
     planned: &sides::CheckedSides,
     judge: &mut JudgeSlot,
     progress: &dyn Progress,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     match planned {
-        sides::CheckedSides::Files => Ok(()),
-        sides::CheckedSides::Trees(_) => check_judge_first(judge, progress).await,
+        sides::CheckedSides::Files => Ok(false),
+        sides::CheckedSides::Trees(_) if planned.runs_setup() => {
+            check_judge_first(judge, progress).await?;
+            Ok(false)
+        }
+        sides::CheckedSides::Trees(_) => Ok(true),
+    }
+}
+
+/// Runs `exports` and, when given, checks `judge` at the same time: the check (the CLI's
+/// version and login, about a second) then costs no wall time on top of the exports. A judge
+/// that cannot run ends the run at once: the exports are cancelled, which kills their process
+/// groups and removes their trees (their drop guards); its error wins over any export's.
+///
+/// In CI a failed check is held until a judge is needed, so exports that finish first and need
+/// none (`needs_judge` false: equal definitions, or a side that failed) do not wait for it: the
+/// check is dropped (its CLI killed with its process group), and the judge is checked again
+/// should a later step need it.
+async fn exports_and_judge_check<T>(
+    exports: impl std::future::Future<Output = T>,
+    judge: Option<&mut JudgeSlot>,
+    progress: &dyn Progress,
+    needs_judge: impl Fn(&T) -> bool,
+) -> Result<T, Error> {
+    let Some(judge) = judge else {
+        return Ok(exports.await);
+    };
+    let check = check_judge_first(judge, progress);
+    if !crate::platform::sandbox::in_ci(&|name| std::env::var(name).ok()) {
+        let exports = async { Ok::<T, Error>(exports.await) };
+        return tokio::try_join!(check, exports).map(|((), exported)| exported);
+    }
+    let mut check = std::pin::pin!(check);
+    let mut exports = std::pin::pin!(exports);
+    tokio::select! {
+        checked = &mut check => {
+            checked?;
+            Ok(exports.await)
+        }
+        exported = &mut exports => {
+            if needs_judge(&exported) {
+                check.await?;
+            }
+            Ok(exported)
+        }
     }
 }
 

@@ -454,6 +454,22 @@ pub(super) enum CheckedSides {
     Trees(Box<CheckedTrees>),
 }
 
+impl CheckedSides {
+    /// Whether a setup command of either side will run: setup can take minutes and change
+    /// things, so the judge is checked before it rather than alongside the exports.
+    pub(super) fn runs_setup(&self) -> bool {
+        match self {
+            CheckedSides::Files => false,
+            CheckedSides::Trees(trees) => trees
+                .plans
+                .base
+                .iter()
+                .chain(trees.plans.head.iter())
+                .any(LaunchPlan::has_setup),
+        }
+    }
+}
+
 /// The trees of [`CheckedSides::Trees`] and what their plans decided.
 pub(super) struct CheckedTrees {
     base_side: Option<Side>,

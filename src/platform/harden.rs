@@ -84,8 +84,16 @@ pub fn end_orphans() -> Vec<String> {
             if children.is_empty() || std::time::Instant::now() > deadline {
                 break;
             }
-            for (pid, zombie) in children {
-                if !zombie {
+            for (pid, zombie, pgrp, exiting) in children {
+                if exiting {
+                    // Already being torn down (a sandbox's inner processes die with it a
+                    // moment after it): nothing left running; reaped below once it is a zombie.
+                } else if !zombie && crate::platform::process::was_killed_on_drop(pgrp) {
+                    // Killed by the gate itself when its owner was dropped, and still dying:
+                    // not something a server left behind.
+                    // SAFETY: kill(2) on a process whose parent is this process.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                } else if !zombie {
                     let command = crate::platform::ownership::command_line(pid);
                     // SAFETY: kill(2) on a process whose parent is this process.
                     if unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) } == 0 {
@@ -133,7 +141,12 @@ pub fn end_detached() {
                     let Some(stat) = super::procfs::stat(pid) else {
                         continue;
                     };
-                    if stat.ppid != me || stat.is_zombie() || live.contains(&stat.pgrp) {
+                    if stat.ppid != me
+                        || stat.is_zombie()
+                        || stat.exiting
+                        || live.contains(&stat.pgrp)
+                        || crate::platform::process::was_killed_on_drop(stat.pgrp)
+                    {
                         continue;
                     }
                     let command = crate::platform::ownership::command_line(pid);
@@ -157,14 +170,15 @@ pub fn end_detached() {
     }
 }
 
-/// Direct children of `parent` as `(pid, is_zombie)`, read from `/proc`.
+/// Direct children of `parent` as `(pid, is_zombie, process group, is_exiting)`, read from
+/// `/proc`.
 #[cfg(target_os = "linux")]
-fn children_of(parent: u32) -> Vec<(u32, bool)> {
+fn children_of(parent: u32) -> Vec<(u32, bool, i32, bool)> {
     super::procfs::processes()
         .into_iter()
         .filter_map(|(pid, _)| {
             let stat = super::procfs::stat(pid)?;
-            (stat.ppid == parent).then(|| (pid, stat.is_zombie()))
+            (stat.ppid == parent).then(|| (pid, stat.is_zombie(), stat.pgrp, stat.exiting))
         })
         .collect()
 }

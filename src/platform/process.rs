@@ -46,6 +46,22 @@ fn live_groups() -> &'static Mutex<HashSet<i32>> {
     LIVE.get_or_init(|| Mutex::new(HashSet::new()))
 }
 
+/// Process groups a drop guard SIGKILLed (an export cancelled, a judge check dropped): their
+/// members may still be dying, or unreaped, when the run's last sweep looks for processes that
+/// detached, and must not be reported as such.
+fn killed_on_drop() -> &'static Mutex<HashSet<i32>> {
+    static KILLED: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
+    KILLED.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+/// Whether `pgid` is a group the gate started and killed when it was dropped.
+pub(crate) fn was_killed_on_drop(pgid: i32) -> bool {
+    killed_on_drop()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&pgid)
+}
+
 /// SIGKILLs every process group the gate started and has not cleaned up yet.
 ///
 /// For a Ctrl-C handler (or any path) that ends the process with `std::process::exit`, where
@@ -120,6 +136,12 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.armed {
             signal_group(self.pgid, libc::SIGKILL);
+            // Recorded before the group leaves the live registry, and without holding both
+            // locks at once, so a sweep sees it in one of the two.
+            killed_on_drop()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(self.pgid);
             self.release();
         }
     }

@@ -17,6 +17,9 @@ pub fn processes() -> Vec<(u32, PathBuf)> {
         .collect()
 }
 
+/// The kernel's flag for a process that is being torn down (`include/linux/sched.h`).
+const PF_EXITING: u64 = 0x4;
+
 /// The fields of `/proc/<pid>/stat` the gate reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stat {
@@ -24,6 +27,8 @@ pub struct Stat {
     pub state: String,
     pub ppid: u32,
     pub pgrp: i32,
+    /// The kernel is already ending it (`PF_EXITING` in its flags): killed, not yet a zombie.
+    pub exiting: bool,
 }
 
 impl Stat {
@@ -47,7 +52,14 @@ fn parse_stat(text: &str) -> Option<Stat> {
     let state = fields.next()?.to_string();
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
-    Some(Stat { state, ppid, pgrp })
+    // session, tty_nr, tpgid, then flags.
+    let flags: u64 = fields.nth(3).and_then(|f| f.parse().ok()).unwrap_or(0);
+    Some(Stat {
+        state,
+        ppid,
+        pgrp,
+        exiting: flags & PF_EXITING != 0,
+    })
 }
 
 #[cfg(test)]
@@ -62,11 +74,15 @@ mod tests {
             Stat {
                 state: "S".into(),
                 ppid: 7,
-                pgrp: 42
+                pgrp: 42,
+                exiting: false,
             }
         );
         assert!(!stat.is_zombie());
         assert!(parse_stat("garbage").is_none());
+        // 4194564 = 0x400004: PF_EXITING set.
+        let dying = parse_stat("43 (node) R 7 43 43 0 -1 4194564").unwrap();
+        assert!(dying.exiting);
     }
 
     #[cfg(target_os = "linux")]

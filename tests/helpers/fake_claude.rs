@@ -7,6 +7,7 @@
 //!
 //! - `fake-claude.json` (optional) — what to do:
 //!   `{"version": "2.1.288 (Claude Code)", "logged_in": true, "latency_ms": 0,
+//!     "auth_waits_for": "/path/that/appears/later",
 //!     "calls": ["garbage", "garbage", "answer"]}`.
 //!   Call number i (counted from 0 across all `-p` runs from that directory) behaves as
 //!   `calls[min(i, len - 1)]`; the default is `["answer"]`. Behaviours:
@@ -85,6 +86,9 @@ struct Control {
     script: Vec<Value>,
     select: Vec<Value>,
     noise: Option<Noise>,
+    /// `auth status` answers only once this path exists (at most 30 s): a test makes a
+    /// slow login check that is still running when something else happens.
+    auth_waits_for: Option<PathBuf>,
 }
 
 fn main() {
@@ -143,6 +147,10 @@ fn read_control(home: &Path) -> Control {
             .cloned()
             .unwrap_or_default(),
         noise: Noise::from_control(&value),
+        auth_waits_for: value
+            .get("auth_waits_for")
+            .and_then(Value::as_str)
+            .map(PathBuf::from),
     }
 }
 
@@ -154,6 +162,12 @@ fn run(home: &Path, control: &Control, args: &[String]) -> i32 {
     }
     if args.first().map(String::as_str) == Some("auth") {
         log(home, "auth", args, "", None, Map::new());
+        if let Some(path) = &control.auth_waits_for {
+            let start = std::time::Instant::now();
+            while !path.exists() && start.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         if args.get(1).map(String::as_str) != Some("status") {
             eprintln!("error: unknown command 'auth {}'", args[1..].join(" "));
             return 1;

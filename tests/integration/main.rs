@@ -45,6 +45,7 @@ mod report_summary;
 mod revision;
 mod sandbox;
 mod security;
+mod servers_ignoring_stdin_close;
 mod setup_commands;
 mod source_locations;
 mod spec;
