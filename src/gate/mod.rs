@@ -732,7 +732,9 @@ pub(crate) fn uncommitted_head_note(opts: &GateOptions) -> Option<String> {
         n => format!("{n} uncommitted changes"),
     };
     Some(format!(
-        "the working tree differs from the head and was not gated: `--head {rev}` is the commit          checked out here ({}), and the working tree has {changes} on top of it; omit --head to          gate the working tree as it is",
+        "the working tree differs from the head and was not gated: `--head {rev}` is the commit \
+         checked out here ({}), and the working tree has {changes} on top of it; omit --head to \
+         gate the working tree as it is",
         head.get(..12).unwrap_or(&head)
     ))
 }

@@ -97,6 +97,7 @@ fn head_as_the_checked_out_commit_notes_uncommitted_changes_it_did_not_gate() {
     assert!(note.contains("`--head HEAD`"), "{note}");
     assert!(note.contains("1 uncommitted change"), "{note}");
     assert!(note.contains("omit --head"), "{note}");
+    assert!(!note.contains("  "), "a run of spaces in the note: {note}");
     assert!(run.stderr.contains(note), "{}", run.describe());
     assert!(
         run.markdown().contains("was not gated"),
