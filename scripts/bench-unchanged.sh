@@ -5,8 +5,11 @@
 #   gate:    tdqs-gate --base HEAD~1     (the head is the working tree; HEAD~1 differs from it
 #                                         only in a README, so the set hashes are equal: PASS)
 #   export:  tdqs-gate export            (the head alone, in the working tree, as a user runs it)
-# in a throwaway git repository whose tdqs-gate.toml starts the server; prints the median and
-# minimum of each and the ratio of the medians (target: at most 1.05). The two sides of the gate
+#   both:    tdqs-gate export --rev HEAD~1 & tdqs-gate export   (both sides' bare exports at
+#                                         once: what two servers starting together cost on
+#                                         this machine, the gate's floor when cores are few)
+# in a throwaway git repository whose tdqs-gate.toml starts the server; prints the medians and
+# the ratios gate / one export (target: at most 1.05) and gate / both exports. The two sides of the gate
 # start at once, so its floor is one export plus the base's worktree. The example server
 # always runs; the real servers run when tests/setup/real-servers.sh has installed them into
 # tests/.cache.
@@ -71,7 +74,7 @@ for entry in "${servers[@]}"; do
     git add -A
     git -c user.name=bench -c user.email=bench@invalid commit -qm readme
   )
-  gate_ms=(); export_ms=()
+  gate_ms=(); export_ms=(); both_ms=()
   for _ in $(seq "${runs}"); do
     start=$(now_ms)
     (cd "${repo}" && ${gate_env[@]+"${gate_env[@]}"} "${gate}" --base HEAD~1 -q \
@@ -80,12 +83,18 @@ for entry in "${servers[@]}"; do
     start=$(now_ms)
     (cd "${repo}" && "${gate}" export -q -o "${repo}/head.json.out")
     export_ms+=($(( $(now_ms) - start )))
+    # Both sides' bare exports at once: what the machine allows two servers starting together.
+    start=$(now_ms)
+    (cd "${repo}" && { "${gate}" export -q --rev HEAD~1 -o "${repo}/base.json.out" &
+                       "${gate}" export -q -o "${repo}/head.json.out"; wait; })
+    both_ms+=($(( $(now_ms) - start )))
   done
-  python3 - "${name}" "${gate_ms[*]}" "${export_ms[*]}" <<'PY'
+  python3 - "${name}" "${gate_ms[*]}" "${export_ms[*]}" "${both_ms[*]}" <<'PY'
 import statistics, sys
-name, gate, export = sys.argv[1], [int(x) for x in sys.argv[2].split()], [int(x) for x in sys.argv[3].split()]
-g, e = statistics.median(gate), statistics.median(export)
-print(f"{name:30} gate median {g:6.0f} ms (min {min(gate):5d})   one export median {e:6.0f} ms "
-      f"(min {min(export):5d})   ratio {g / e:.2f}")
+name = sys.argv[1]
+gate, export, both = ([int(x) for x in arg.split()] for arg in sys.argv[2:5])
+g, e, b = statistics.median(gate), statistics.median(export), statistics.median(both)
+print(f"{name:30} gate {g:6.0f} ms   one export {e:6.0f} ms   ratio {g / e:.2f}   "
+      f"two exports at once {b:6.0f} ms   gate / that {g / b:.2f}")
 PY
 done
