@@ -644,6 +644,20 @@ fn loot_of(path: &Path) -> String {
 /// The Action in `single` mode on the hostile head, with the runner's folders, binary, claude
 /// and Action checkout all in `machine` (one job: one machine).
 fn single_mode(pr: &PullRequest, machine: &Path, inputs: &[(&str, &str)]) -> runner::ActionRun {
+    let (mut job, action) = single_mode_job(pr, machine, inputs);
+    job.env.insert("GITHUB_JOB".into(), "single".into());
+    // The control: single mode without the sandbox, as it ran before it existed.
+    job.env.insert("TDQS_GATE_SANDBOX".into(), "off".into());
+    run_on_machine(&job, machine, action)
+}
+
+/// A `single`-mode job on `pr`'s head with `inputs`, its binary, claude and Action checkout
+/// (returned) placed in `machine`.
+fn single_mode_job(
+    pr: &PullRequest,
+    machine: &Path,
+    inputs: &[(&str, &str)],
+) -> (runner::Job, PathBuf) {
     let (bin, claude) = machine_tools(&machine.join("tools"));
     let action = machine.join("action");
     action_checkout(&action);
@@ -652,22 +666,16 @@ fn single_mode(pr: &PullRequest, machine: &Path, inputs: &[(&str, &str)]) -> run
         .insert("TDQS_GATE_BIN".into(), bin.display().to_string());
     job.env
         .insert("TDQS_GATE_CLAUDE_DIR".into(), claude.display().to_string());
-    job.env.insert("GITHUB_JOB".into(), "single".into());
-    // The control: single mode without the sandbox, as it ran before it existed.
-    job.env.insert("TDQS_GATE_SANDBOX".into(), "off".into());
-    let dirs = Dirs {
-        runner_temp: machine.join("runner-temp"),
-        home: machine.join("home"),
-        artifacts: machine.join("artifacts"),
-        action_path: action,
-        added_env: Default::default(),
-        added_path: Default::default(),
-    };
+    (job, action)
+}
+
+/// Runs `job` with the Action checked out at `action`, the runner's folders in `machine`.
+fn run_on_machine(job: &runner::Job, machine: &Path, action: PathBuf) -> runner::ActionRun {
     let temp = tempfile::Builder::new()
         .prefix("single-")
         .tempdir_in(machine)
         .unwrap();
-    runner::run_in(&job, &dirs, temp)
+    runner::run_in(job, &Dirs::on_machine(machine, action), temp)
 }
 
 struct Attack {

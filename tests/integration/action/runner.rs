@@ -512,20 +512,28 @@ pub struct Dirs {
     pub added_path: std::cell::RefCell<Vec<String>>,
 }
 
+impl Dirs {
+    /// A fresh job's folders (runner temp, home, artifacts) inside `machine`, running the
+    /// Action checked out at `action_path`.
+    pub fn on_machine(machine: &Path, action_path: PathBuf) -> Dirs {
+        Dirs {
+            runner_temp: machine.join("runner-temp"),
+            home: machine.join("home"),
+            artifacts: machine.join("artifacts"),
+            action_path,
+            added_env: Default::default(),
+            added_path: Default::default(),
+        }
+    }
+}
+
 /// Runs action.yml for `job`, in folders of its own.
 pub fn run(job: &Job) -> ActionRun {
     let temp = tempfile::Builder::new()
         .prefix("action-run-")
         .tempdir()
         .expect("temp folder");
-    let dirs = Dirs {
-        runner_temp: temp.path().join("runner-temp"),
-        home: temp.path().join("home"),
-        artifacts: temp.path().join("artifacts"),
-        action_path: repo_root(),
-        added_env: Default::default(),
-        added_path: Default::default(),
-    };
+    let dirs = Dirs::on_machine(temp.path(), repo_root());
     run_in(job, &dirs, temp)
 }
 

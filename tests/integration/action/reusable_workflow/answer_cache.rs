@@ -349,10 +349,7 @@ fn a_head_job_that_saves_forged_answers_in_the_actions_cache_does_not_turn_the_b
 /// commit, with `inputs`.
 fn single(pr: &PullRequest, machine: &Path, inputs: &[(&str, &str)]) -> runner::ActionRun {
     std::fs::create_dir_all(machine).unwrap();
-    let (bin, claude) = machine_tools(&machine.join("tools"));
-    let action = machine.join("action");
-    action_checkout(&action);
-    let mut job = pull_request_job(&pr.head, machine, inputs, &refused_url(""));
+    let (mut job, action) = single_mode_job(pr, machine, inputs);
     let event = machine.join("event-with-base.json");
     std::fs::write(
         &event,
@@ -363,24 +360,10 @@ fn single(pr: &PullRequest, machine: &Path, inputs: &[(&str, &str)]) -> runner::
     for (k, v) in [
         ("GITHUB_EVENT_PATH", event.display().to_string()),
         ("GITHUB_RUN_ATTEMPT", "2".to_string()),
-        ("TDQS_GATE_BIN", bin.display().to_string()),
-        ("TDQS_GATE_CLAUDE_DIR", claude.display().to_string()),
     ] {
         job.env.insert(k.into(), v);
     }
-    let dirs = Dirs {
-        runner_temp: machine.join("runner-temp"),
-        home: machine.join("home"),
-        artifacts: machine.join("artifacts"),
-        action_path: action,
-        added_env: Default::default(),
-        added_path: Default::default(),
-    };
-    let temp = tempfile::Builder::new()
-        .prefix("single-")
-        .tempdir_in(machine)
-        .unwrap();
-    runner::run_in(&job, &dirs, temp)
+    run_on_machine(&job, machine, action)
 }
 
 #[test]
