@@ -8,28 +8,15 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::gate::harness::{base_tools, script, tool_rule, with_description, Run, Setup};
+use crate::gate::harness::{
+    base_tools, script, tool_rule, twelve_tools, with_description, Run, Setup,
+};
 
 const WORSE: &str = "Closes an issue.";
 const BASE_CONFIG: &str = "[server]\ncommand = \"python3 {root}/server.py\"\n";
 const TOKEN: &str = "ghp_r3BaseOwnedSettings0123456789abcdef";
 const OIDC: &str = "oidc-r3-request-token-0123456789abcdef";
 const AGENT: &str = "/tmp/r3-base-owned-agent.sock";
-
-/// The base tools plus eight more, so that one tool's fall hides in the rounded mean.
-fn twelve_tools() -> Value {
-    let mut tools = base_tools();
-    let template = tools[0].clone();
-    for i in 0..8 {
-        let mut t = template.clone();
-        t["name"] = json!(format!("extra_tool_{i}"));
-        t["description"] = json!(format!(
-            "Extra tool number {i}: returns a fixed value for tests."
-        ));
-        tools.as_array_mut().unwrap().push(t);
-    }
-    tools
-}
 
 /// The gate with the fake judge and `adjust` applied to its command.
 fn gate_with(setup: &Setup, adjust: impl FnOnce(&mut std::process::Command)) -> Run {

@@ -7,26 +7,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::gate::harness::{
-    base_tools, example_server, pretty, script, standin_pins, tool_rule, with_description, Run,
-    Setup,
+    base_tools, example_server, pretty, script, standin_pins, tool_rule, twelve_tools,
+    with_description, Run, Setup,
 };
 
 const WORSE: &str = "Closes an issue.";
-
-/// The base tools plus eight more, so that one tool's fall hides in the rounded mean.
-fn twelve_tools() -> Value {
-    let mut tools = base_tools();
-    let template = tools[0].clone();
-    for i in 0..8 {
-        let mut t = template.clone();
-        t["name"] = json!(format!("extra_tool_{i}"));
-        t["description"] = json!(format!(
-            "Extra tool number {i}: returns a fixed value for tests."
-        ));
-        tools.as_array_mut().unwrap().push(t);
-    }
-    tools
-}
 
 /// close_issue falls 4.0 → 3.4 on every pair: BLOCK by the default guard (0.5) only.
 fn falling_tool() -> Setup {

@@ -331,21 +331,6 @@ fn a_one_tenth_drop_of_one_reworded_tool_passes_as_noise() {
     reference.assert_code(0);
 }
 
-/// The base tools plus eight more, so that one tool's fall hides in the rounded mean.
-fn twelve_tools() -> Value {
-    let mut tools = base_tools();
-    let template = tools[0].clone();
-    for i in 0..8 {
-        let mut t = template.clone();
-        t["name"] = json!(format!("extra_tool_{i}"));
-        t["description"] = json!(format!(
-            "Extra tool number {i}: returns a fixed value for tests."
-        ));
-        tools.as_array_mut().unwrap().push(t);
-    }
-    tools
-}
-
 #[test]
 fn one_tool_falling_blocks_though_the_mean_holds() {
     // 12 tools; close_issue falls 4.0 → 3.4 on every pair: the mean goes 4.0 → 3.95, which still

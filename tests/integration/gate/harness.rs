@@ -55,6 +55,21 @@ pub fn base_tools() -> Value {
     serde_json::from_str(&std::fs::read_to_string(fixture("gate/tools.json")).unwrap()).unwrap()
 }
 
+/// The base tools plus eight more, so that one tool's fall hides in the rounded mean.
+pub fn twelve_tools() -> Value {
+    let mut tools = base_tools();
+    let template = tools[0].clone();
+    for i in 0..8 {
+        let mut t = template.clone();
+        t["name"] = json!(format!("extra_tool_{i}"));
+        t["description"] = json!(format!(
+            "Extra tool number {i}: returns a fixed value for tests."
+        ));
+        tools.as_array_mut().unwrap().push(t);
+    }
+    tools
+}
+
 /// `tools` with one tool's description replaced.
 pub fn with_description(tools: &Value, name: &str, description: &str) -> Value {
     let mut tools = tools.clone();
