@@ -144,9 +144,7 @@ fn both_unchanged_pass_without_a_model_call() {
     let claude = FakeClaude::new(false);
     let t = temp();
     let mut job = pull_request_job(&workspace, t.path(), &[], "http://127.0.0.1:9");
-    job.env
-        .insert("TDQS_GATE_CLAUDE_DIR".to_string(), claude.path());
-    let run = runner::run(&job);
+    let run = claude.run_action(&mut job);
     let log = run.log();
     assert_consistent(&run, "pass", 0);
     assert_eq!(run.outputs["scored"], "false");
@@ -224,9 +222,7 @@ fn a_fork_without_a_token_gets_the_fork_hint_for_the_changed_server() {
     let claude = FakeClaude::new(false);
     let t = temp();
     let mut job = pull_request_job(&workspace, t.path(), &[], &refused_url(""));
-    job.env
-        .insert("TDQS_GATE_CLAUDE_DIR".to_string(), claude.path());
-    let run = runner::run(&job);
+    let run = claude.run_action(&mut job);
     let log = run.log();
     assert_consistent(&run, "invalid", 2);
     // The unchanged server still passes; only the changed one needed the judge.

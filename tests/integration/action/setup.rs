@@ -86,6 +86,13 @@ impl FakeClaude {
         self.dir.path().display().to_string()
     }
 
+    /// Runs the Action for `job` with this fake as its `claude`.
+    pub(crate) fn run_action(&self, job: &mut runner::Job) -> ActionRun {
+        job.env
+            .insert("TDQS_GATE_CLAUDE_DIR".to_string(), self.path());
+        runner::run(job)
+    }
+
     /// One record per run of the fake: `kind` is version, auth, call or rejected.
     pub(crate) fn runs(&self) -> Vec<Value> {
         std::fs::read_to_string(self.dir.path().join("fake-claude.log"))

@@ -25,9 +25,7 @@ fn the_token_reaches_only_the_judge_and_never_the_log() {
         &[("token", TOKEN), ("args", &args)],
         &refused_url(""),
     );
-    job.env
-        .insert("TDQS_GATE_CLAUDE_DIR".to_string(), claude.path());
-    let run = runner::run(&job);
+    let run = claude.run_action(&mut job);
     let log = run.log();
     assert_consistent(&run, "invalid", 2);
     let report: Value = serde_json::from_str(&read(Path::new(&run.outputs["report"]))).unwrap();
@@ -71,9 +69,7 @@ fn the_token_step_starts_no_server() {
         &[("token", TOKEN), ("args", &args)],
         &refused_url(""),
     );
-    job.env
-        .insert("TDQS_GATE_CLAUDE_DIR".to_string(), claude.path());
-    let run = runner::run(&job);
+    let run = claude.run_action(&mut job);
     let log = run.log();
     assert_consistent(&run, "invalid", 2);
     // The pull request's code runs in the export step, which holds no token.

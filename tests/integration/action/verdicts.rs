@@ -13,9 +13,7 @@ fn unchanged_definitions_pass_without_a_token_and_post_the_sticky_comment() {
     let (api, requests) = comments_api(vec![comment(1, "LGTM")], 201);
     let t = temp();
     let mut job = pull_request_job(&workspace, t.path(), &[("comment", "true")], &api.url(""));
-    job.env
-        .insert("TDQS_GATE_CLAUDE_DIR".to_string(), claude.path());
-    let run = runner::run(&job);
+    let run = claude.run_action(&mut job);
     let log = run.log();
     assert_consistent(&run, "pass", 0);
     assert_eq!(run.outputs["scored"], "false");
@@ -219,9 +217,7 @@ fn changed_definitions_without_a_token_are_invalid_with_the_fork_hint() {
     let claude = FakeClaude::new(false);
     let t = temp();
     let mut job = pull_request_job(&workspace, t.path(), &[], &refused_url(""));
-    job.env
-        .insert("TDQS_GATE_CLAUDE_DIR".to_string(), claude.path());
-    let run = runner::run(&job);
+    let run = claude.run_action(&mut job);
     let log = run.log();
     assert_consistent(&run, "invalid", 2);
     assert_eq!(run.outputs["scored"], "false");
