@@ -13,6 +13,7 @@ pub mod check;
 pub mod decision;
 pub mod export_dirs;
 pub mod hook;
+mod judge_first;
 pub mod monorepo;
 pub mod options;
 pub mod sides;
@@ -25,6 +26,8 @@ use crate::progress::{Progress, ProgressEvent};
 use crate::report::write;
 use crate::score::answer_cache;
 use crate::score::session::{JudgeSlot, Sharing};
+pub(crate) use judge_first::check_judge_first;
+use judge_first::{check_judge_before_export, exports_and_judge_check};
 use tdqs_core::decide::{self, ConfirmationRule};
 use tdqs_core::error::{Error, Stage};
 use tdqs_core::exit::Verdict;
@@ -536,53 +539,24 @@ async fn selection_check(
     Ok((verdict, reason, medians))
 }
 
-/// The persistent answer cache of this run, `None` when turned off, and a warning when it was
-/// turned off for want of a key. It lives outside the repository: a folder inside the working
-/// tree is refused. Signed with [`answer_cache::signing_key`] when a key is there; in GitHub
-/// Actions, where the folder comes back from a cache store a pull request's jobs can write, it
-/// is never read without one.
+/// The persistent answer cache of this run ([`answer_cache::open_for_run`]); the working tree,
+/// which a pull request writes, is where it may not live.
 fn open_answer_cache(
     opts: &GateOptions,
     scoring: &tdqs_core::report::Scoring,
 ) -> Result<(Option<Arc<answer_cache::AnswerCache>>, Option<String>), Error> {
-    let Some(dir) = opts.answer_cache.folder()? else {
-        return Ok((None, None));
-    };
-    let signing = answer_cache::signing_key(&opts.judge).map(|(key, _)| key);
-    // Rules need no model, so they keep nothing: nothing to refuse either.
-    if signing.is_none() && scoring.judge.model_judged && answer_cache::in_github_actions() {
-        let fix = format!(
-            "set {} to a secret of the workflow (or pass the judge's token, from which the key \
-             is derived), or pass --no-answer-cache",
-            answer_cache::KEY_ENV
-        );
-        if let answer_cache::AnswerCacheChoice::Folder(dir) = &opts.answer_cache {
-            return Err(Error::new(
-                Stage::Config,
-                format!(
-                    "the answer cache {} is not read in GitHub Actions without a signing key: \
-                     a pull request's jobs can write the runner's cache, so an unsigned answer \
-                     could be forged",
-                    dir.display()
-                ),
-            )
-            .with_advice(fix));
-        }
-        return Ok((
-            None,
-            Some(format!(
-                "the answer cache was not used: in GitHub Actions it is read only with a signing \
-                 key, and this run has none ({fix})"
-            )),
-        ));
-    }
     // Without a repository (export files) there is no tree a pull request writes.
     let workdir = crate::revision::Repo::open_without_pruning(opts.repo.as_deref())
         .ok()
         .and_then(|repo| repo.workdir().map(std::path::Path::to_path_buf));
     let trees: Vec<&std::path::Path> = workdir.as_deref().into_iter().collect();
-    answer_cache::AnswerCache::open(&dir, &trees, &scoring.scoring_digest, signing)
-        .map(|cache| (Some(Arc::new(cache)), None))
+    answer_cache::open_for_run(
+        &opts.answer_cache,
+        &opts.judge,
+        scoring.judge.model_judged,
+        &scoring.scoring_digest,
+        &trees,
+    )
 }
 
 /// Most answers read from the base revision's committed eval cache.
@@ -737,87 +711,6 @@ pub(crate) fn uncommitted_head_note(opts: &GateOptions) -> Option<String> {
          gate the working tree as it is",
         head.get(..12).unwrap_or(&head)
     ))
-}
-
-/// Checks the judge once the launch plans are known to be valid and before any setup command
-/// runs ([`check_judge_first`]). Two export files run nothing, so their judge is checked when it
-/// is first asked.
-///
-/// Returns whether the judge is still to be checked, alongside the exports
-/// ([`exports_and_judge_check`]): a server alone starts in a moment, and the check would
-/// otherwise add its second to every run.
-async fn check_judge_before_export(
-    planned: &sides::CheckedSides,
-    judge: &mut JudgeSlot,
-    progress: &dyn Progress,
-) -> Result<bool, Error> {
-    match planned {
-        sides::CheckedSides::Files => Ok(false),
-        sides::CheckedSides::Trees(_) if planned.runs_setup() => {
-            check_judge_first(judge, progress).await?;
-            Ok(false)
-        }
-        sides::CheckedSides::Trees(_) => Ok(true),
-    }
-}
-
-/// Runs `exports` and, when given, checks `judge` at the same time: the check (the CLI's
-/// version and login, about a second) then costs no wall time on top of the exports. A judge
-/// that cannot run ends the run at once: the exports are cancelled, which kills their process
-/// groups and removes their trees (their drop guards); its error wins over any export's.
-///
-/// In CI a failed check is held until a judge is needed, so exports that finish first and need
-/// none (`needs_judge` false: equal definitions, or a side that failed) do not wait for it: the
-/// check is dropped (its CLI killed with its process group), and the judge is checked again
-/// should a later step need it.
-async fn exports_and_judge_check<T>(
-    exports: impl std::future::Future<Output = T>,
-    judge: Option<&mut JudgeSlot>,
-    progress: &dyn Progress,
-    needs_judge: impl Fn(&T) -> bool,
-) -> Result<T, Error> {
-    let Some(judge) = judge else {
-        return Ok(exports.await);
-    };
-    let check = check_judge_first(judge, progress);
-    if !crate::platform::sandbox::in_ci(&|name| std::env::var(name).ok()) {
-        let exports = async { Ok::<T, Error>(exports.await) };
-        return tokio::try_join!(check, exports).map(|((), exported)| exported);
-    }
-    let mut check = std::pin::pin!(check);
-    let mut exports = std::pin::pin!(exports);
-    tokio::select! {
-        checked = &mut check => {
-            checked?;
-            Ok(exports.await)
-        }
-        exported = &mut exports => {
-            if needs_judge(&exported) {
-                check.await?;
-            }
-            Ok(exported)
-        }
-    }
-}
-
-/// Checks the judge before any export. Outside CI a judge that cannot run ends the run at once,
-/// naming the offline path. In CI its failure is held until the definitions are known to differ:
-/// a pull request from a fork gets no secrets, and its unchanged definitions must still pass.
-pub(crate) async fn check_judge_first(
-    judge: &mut JudgeSlot,
-    progress: &dyn Progress,
-) -> Result<(), Error> {
-    match judge.check_first().await {
-        Ok(()) => Ok(()),
-        Err(e) if crate::platform::sandbox::in_ci(&|name| std::env::var(name).ok()) => {
-            progress.event(ProgressEvent::Note(format!(
-                "{} (in CI this fails the run only if the definitions changed)",
-                e.summary()
-            )));
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// Records both sides' exports and warnings in the draft; true when their definitions are equal.

@@ -77,6 +77,51 @@ pub fn in_github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
+/// The persistent answer cache of a run, `None` when turned off, and a warning when it was
+/// turned off for want of a key. A folder inside one of `trees` (the working tree) is refused.
+/// Signed with [`signing_key`] when a key is there; in GitHub Actions, where the folder comes
+/// back from a cache store a pull request's jobs can write, a model judge's cache is never read
+/// without one (rules need no model, so they keep nothing and there is nothing to refuse).
+pub(crate) fn open_for_run(
+    choice: &AnswerCacheChoice,
+    judge: &JudgeOptions,
+    model_judged: bool,
+    scoring_digest: &str,
+    trees: &[&Path],
+) -> Result<(Option<std::sync::Arc<AnswerCache>>, Option<String>), Error> {
+    let Some(dir) = choice.folder()? else {
+        return Ok((None, None));
+    };
+    let signing = signing_key(judge).map(|(key, _)| key);
+    if signing.is_none() && model_judged && in_github_actions() {
+        let fix = format!(
+            "set {KEY_ENV} to a secret of the workflow (or pass the judge's token, from which the \
+             key is derived), or pass --no-answer-cache"
+        );
+        if let AnswerCacheChoice::Folder(dir) = choice {
+            return Err(Error::new(
+                Stage::Config,
+                format!(
+                    "the answer cache {} is not read in GitHub Actions without a signing key: \
+                     a pull request's jobs can write the runner's cache, so an unsigned answer \
+                     could be forged",
+                    dir.display()
+                ),
+            )
+            .with_advice(fix));
+        }
+        return Ok((
+            None,
+            Some(format!(
+                "the answer cache was not used: in GitHub Actions it is read only with a signing \
+                 key, and this run has none ({fix})"
+            )),
+        ));
+    }
+    AnswerCache::open(&dir, trees, scoring_digest, signing)
+        .map(|cache| (Some(std::sync::Arc::new(cache)), None))
+}
+
 /// The largest entry read; a real answer is a few kilobytes.
 const MAX_ENTRY_BYTES: u64 = 1024 * 1024;
 
