@@ -2,59 +2,38 @@
 //!
 //! The rule (what is counted, TDQS per 1,000 tokens, the growth rule) is
 //! [`tdqs_core::cost`]; this module supplies the vocabulary. It uses OpenAI's `cl100k_base`
-//! byte-pair encoding, embedded in the `tiktoken-rs` crate (no download at run time). Claude's
+//! byte-pair encoding: its ranks are taken from the `tiktoken-rs` crate at build time and counted
+//! by [`cl100k`] (no download and no load at run time). Claude's
 //! tokenizer is not published, so for a Claude model the counts are an approximation; every
 //! report names the tokenizer that counted.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use tdqs_core::arith::Tenths;
 use tdqs_core::cost::{listing_cost, CostComparison, TokenCounter};
-use tdqs_core::error::{Error, Result};
+use tdqs_core::error::Result;
 use tdqs_core::export::Export;
 use tdqs_core::score::SideScore;
-use tiktoken_rs::CoreBPE;
 
-/// The version of `tiktoken-rs` in `Cargo.lock`, named in reports beside the encoding.
+/// The version of `tiktoken-rs` whose `cl100k_base` ranks `build.rs` lays out (pinned in
+/// Cargo.toml), named in reports beside the encoding.
 const TIKTOKEN_RS_VERSION: &str = "0.12.1";
 
-/// The `cl100k_base` encoding, loaded once per process (parsing its 100,000 ranks takes a
-/// noticeable moment, and every side of every server uses the same one).
-pub struct Cl100k {
-    bpe: &'static CoreBPE,
-}
+mod cl100k;
 
-impl Cl100k {
-    pub fn load() -> Result<Cl100k> {
-        static BPE: OnceLock<std::result::Result<CoreBPE, String>> = OnceLock::new();
-        match BPE.get_or_init(|| tiktoken_rs::cl100k_base().map_err(|e| e.to_string())) {
-            Ok(bpe) => Ok(Cl100k { bpe }),
-            Err(why) => Err(Error::internal(format!(
-                "the embedded cl100k_base tokenizer did not load: {why}"
-            ))),
-        }
-    }
-}
-
-/// Starts loading the `cl100k_base` encoding on a thread of its own, so that its load overlaps
-/// other work (the exports); a later [`Cl100k::load`] waits for it rather than loading again. The
-/// thread is not joined: a process that exits first does not wait for it.
-pub fn load_in_background() {
-    let _ = std::thread::Builder::new()
-        .name("tokenizer-load".to_string())
-        .spawn(|| {
-            let _ = Cl100k::load();
-        });
-}
+/// The `cl100k_base` encoding ([`cl100k`]): its vocabulary is laid out at build time, so there
+/// is nothing to load and every run, an unchanged one too, counts without paying for a load.
+pub struct Cl100k;
 
 impl TokenCounter for Cl100k {
     fn name(&self) -> String {
+        // The ranks are tiktoken-rs's and the counts equal its own, count for count (tested):
+        // the name recorded in earlier reports stays valid, so `--check` of them still holds.
         format!("cl100k_base (tiktoken-rs {TIKTOKEN_RS_VERSION})")
     }
 
     fn count(&self, text: &str) -> u64 {
-        self.bpe.encode_ordinary(text).len() as u64
+        cl100k::count(text)
     }
 }
 
@@ -83,7 +62,7 @@ mod tests {
 
     #[test]
     fn cl100k_counts_known_texts() {
-        let counter = Cl100k::load().unwrap();
+        let counter = Cl100k;
         // Reference counts of the cl100k_base encoding.
         assert_eq!(counter.count("hello world"), 2);
         assert_eq!(counter.count(""), 0);

@@ -6,7 +6,7 @@
 //! while the servers start (it would otherwise add its second to every run) and a failure
 //! cancels the exports. In CI that failure is held until the definitions are known to differ (a
 //! fork's pull request has no secrets). Equal set hashes PASS with no model call and no prompt
-//! fetch. The tokenizer that counts the listings' cost loads on a thread of its own meanwhile.
+//! fetch.
 
 pub mod base_settings;
 pub mod check;
@@ -437,7 +437,7 @@ fn cost_and_growth(
         return Ok(decided);
     };
     let limit = opts.max_listing_growth.or(head.decision.max_listing_growth);
-    let counter = crate::cost::Cl100k::load()?;
+    let counter = crate::cost::Cl100k;
     let first = draft.pairs.first().map(|p| (&p.base, &p.head));
     let cost = crate::cost::compare(&counter, &base.export, &head.export, first)?;
     let (mut verdict, mut reason, medians) = decided;
@@ -651,10 +651,6 @@ async fn run_inner(
     // The judge is built now and checked before any setup command (seconds, where they take
     // minutes), or while the servers start when there is none.
     let mut judge = JudgeSlot::new(crate::judge::build::build(&opts.judge, &draft.pins));
-    // Every run counts the listings' tokens at the end; the tokenizer's load (a CPU-bound part
-    // of a second) overlaps the exports instead.
-    crate::cost::load_in_background();
-
     progress.event(ProgressEvent::Note(
         "exporting the base and the head".to_string(),
     ));

@@ -173,8 +173,9 @@ async fn rewrite_one(
         tdqs_core::digest::canonical_definition_bytes(&proposal).len() as i64
             - tdqs_core::digest::canonical_definition_bytes(current).len() as i64,
     );
-    if let Ok(counter) = crate::cost::Cl100k::load() {
+    {
         use tdqs_core::cost::TokenCounter;
+        let counter = crate::cost::Cl100k;
         let tokens = |v: &serde_json::Value| {
             counter.count(&serde_json::to_string(v).unwrap_or_default()) as i64
         };
