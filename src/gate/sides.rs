@@ -392,10 +392,6 @@ pub(super) fn open_trees(opts: &GateOptions) -> Result<Trees, Error> {
         SideSource::ExportFile(_) => None,
         other => Some(side_of(&repo, other)?),
     };
-    let base = match &opts.base {
-        SideSource::ExportFile(_) => None,
-        other => Some(side_of(&repo, other)?),
-    };
     let (config_root, config_side) = match &head {
         Some(side) => (side.root.clone(), None),
         None => {
@@ -404,6 +400,11 @@ pub(super) fn open_trees(opts: &GateOptions) -> Result<Trees, Error> {
         }
     };
     let config = Config::load(&config_root)?;
+    probe_sandbox_ahead(opts, config.as_ref());
+    let base = match &opts.base {
+        SideSource::ExportFile(_) => None,
+        other => Some(side_of(&repo, other)?),
+    };
     // Read from the base's checkout before any code of either side runs.
     let settings = super::base_settings::SettingsSource::of(opts);
     let (base_config, base_label) = match &base {
@@ -423,6 +424,20 @@ pub(super) fn open_trees(opts: &GateOptions) -> Result<Trees, Error> {
         tree_roots,
         _config_side: config_side,
     })
+}
+
+/// Starts the sandbox's probe while the base is checked out, unless the workflow turned the
+/// sandbox off (the probe's answer is only needed when a server is confined).
+fn probe_sandbox_ahead(opts: &GateOptions, head_config: Option<&Config>) {
+    use crate::platform::sandbox;
+    if opts.server.sandbox == Some(sandbox::SandboxMode::Off) {
+        return;
+    }
+    let table = head_config.and_then(|c| c.sandbox.as_ref());
+    let network = sandbox::parse_config(table, Path::new("tdqs-gate.toml"))
+        .map(|settings| settings.server_network)
+        .unwrap_or(false);
+    sandbox::probe_ahead(network);
 }
 
 /// Both sides' exports.

@@ -76,6 +76,7 @@ pub fn end_orphans() -> Vec<String> {
     }
     #[cfg(target_os = "linux")]
     {
+        super::sandbox::wait_for_probe_ahead();
         let mut killed = Vec::new();
         let me = std::process::id();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
@@ -132,6 +133,7 @@ fn ended_during_run() -> &'static std::sync::Mutex<Vec<String>> {
 pub fn end_detached() {
     #[cfg(target_os = "linux")]
     {
+        super::sandbox::wait_for_probe_ahead();
         let me = std::process::id();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         loop {

@@ -198,6 +198,38 @@ pub fn probe(server_network: bool) -> Probe {
     cell.get_or_init(|| probe_now(server_network)).clone()
 }
 
+/// Starts [`probe`] on a thread of its own, so that its two short `bwrap` runs overlap the
+/// base's checkout instead of following it; the run's own [`probe`] call then finds the answer
+/// ready, or waits for this one to finish rather than probing again. `server_network` is a
+/// guess from the head's configuration: when the base's settings decide otherwise, that probe
+/// runs when asked, as before.
+pub fn probe_ahead(server_network: bool) {
+    let started = std::thread::Builder::new()
+        .name("sandbox-probe".to_string())
+        .spawn(move || {
+            let _ = probe(server_network);
+        });
+    if let Ok(handle) = started {
+        let mut ahead = PROBE_AHEAD.lock().unwrap_or_else(|e| e.into_inner());
+        *ahead = Some(handle);
+    }
+}
+
+/// The thread [`probe_ahead`] started, until someone waits for it.
+static PROBE_AHEAD: std::sync::Mutex<Option<std::thread::JoinHandle<()>>> =
+    std::sync::Mutex::new(None);
+
+/// Waits for a probe [`probe_ahead`] started (a few milliseconds at most), so that its `bwrap`
+/// runs are over before the gate looks for processes left below it: a probe still running when
+/// a run ends early (a bad revision, the sandbox turned off by the base's settings) must not be
+/// mistaken for something a server left behind.
+pub fn wait_for_probe_ahead() {
+    let handle = PROBE_AHEAD.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(handle) = handle {
+        let _ = handle.join();
+    }
+}
+
 /// The variable naming the `bwrap` program to use (default: `bwrap` on the gate's `PATH`).
 pub const BWRAP_ENV: &str = "TDQS_GATE_BWRAP";
 
