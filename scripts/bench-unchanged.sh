@@ -11,8 +11,8 @@
 # in a throwaway git repository whose tdqs-gate.toml starts the server; prints the medians and
 # the ratios gate / one export (target: at most 1.05) and gate / both exports. The two sides of the gate
 # start at once, so its floor is one export plus the base's worktree. The example server
-# always runs; the real servers run when tests/setup/real-servers.sh has installed them into
-# tests/.cache.
+# always runs; the real servers run when tests/setup/real-servers.sh (and, for agentic-hil,
+# tests/setup/bench-servers.sh) has installed them into tests/.cache.
 #
 # The judge: `--judge static` by default (no CLI). With BENCH_JUDGE=claude the pinned Claude
 # Code CLI (tdqs/node_modules/.bin, from `npm ci` in tdqs/) is put on PATH and the gate runs
@@ -47,6 +47,10 @@ if [ -x "${cache}/venv/bin/mcp-server-time" ]; then
   servers+=("mcp-server-time|${cache}/venv/bin/mcp-server-time")
   servers+=("mcp-server-git|${cache}/venv/bin/mcp-server-git")
   servers+=("fastmcp (mcp SDK)|${cache}/venv/bin/python ${root}/tests/servers/fastmcp_server.py")
+fi
+# The issue's own example of a real Python server: installed by tests/setup/bench-servers.sh.
+if [ -x "${cache}/bench-venv/bin/agentic-hil" ]; then
+  servers+=("agentic-hil (python, 48 tools)|${cache}/bench-venv/bin/agentic-hil mcp-stdio")
 fi
 if [ -x "${cache}/npm/node_modules/.bin/mcp-server-everything" ]; then
   servers+=("server-everything (node)|${cache}/npm/node_modules/.bin/mcp-server-everything")
