@@ -507,10 +507,19 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
     let (mut config, config_path) = lint_config(args.repo.repo.as_deref())?;
     config.restrict(&args.select, &args.ignore)?;
     // Lint also reads the plain tool lists other tools write; the gate reads only its exports.
-    // Both, and a baseline, are read within the listing limit in force.
-    let file_limit = super::resolve::given_file_limit(&args.server);
+    // Both, and a baseline, are read within the listing limit in force: the command line's,
+    // else the one tdqs-gate.toml gives the server lint would start (`--rev`'s, else the
+    // working folder's).
+    // Read only when a file is given: a bad `--rev` is then reported by its export.
+    let file_limit = || -> Result<u64, Error> {
+        let settings = super::resolve::listing_settings(&args.repo, args.rev.as_deref())?;
+        Ok(super::resolve::given_file_limit(
+            &args.server,
+            settings.as_ref(),
+        ))
+    };
     let export = match args.export.as_deref() {
-        Some(path) => crate::export::tool_list::read_export_or_tool_list(path, file_limit)?,
+        Some(path) => crate::export::tool_list::read_export_or_tool_list(path, file_limit()?)?,
         None => {
             one_export(
                 None,
@@ -530,7 +539,7 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
         .map(|p| p.display().to_string())
         .or(config_path);
     let baseline = match &args.baseline {
-        Some(path) => Some(super::lint_baseline::read(path, &config, file_limit)?),
+        Some(path) => Some(super::lint_baseline::read(path, &config, file_limit()?)?),
         None => None,
     };
     lint::baseline::apply(
