@@ -1,7 +1,6 @@
 //! Raw arguments resolved into the library's options, and the one export `score`, `lint` and
 //! `eval` read: shared by several commands, so that each command module imports it from here.
 
-use std::path::Path;
 use std::time::Duration;
 
 use crate::config::Config;
@@ -88,14 +87,14 @@ pub(crate) fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
 /// One side's export for `score` and `lint`: the given export file, or the revision (default:
 /// the working tree) exported by starting its server.
 pub(crate) async fn one_export(
-    file: Option<&Path>,
-    rev: Option<&str>,
+    side: &OneSideArgs,
     repo: &RepoArgs,
     server: &ServerArgs,
     secrets: &[String],
     progress: &dyn crate::progress::Progress,
 ) -> Result<tdqs_core::export::Export, Error> {
-    if let Some(path) = file {
+    let rev = side.rev.as_deref();
+    if let Some(path) = side.export.as_deref() {
         let limit = given_file_limit(server, listing_settings(repo, rev)?.as_ref());
         return crate::export::file::read_export_within(path, limit);
     }
