@@ -348,6 +348,19 @@ pub struct CalibrateArgs {
     pub judge: JudgeArgs,
 }
 
+/// The one side `score`, `suggest`, `lint` and `eval` read: a revision whose server is started
+/// (default: the working tree), or an export file. Each command words the help for what it does
+/// with the side (`mut_arg` on its struct); the texts here are the fallback.
+#[derive(Debug, Clone, Args, Default)]
+pub struct OneSideArgs {
+    /// Read the tools of this revision (default: the working tree).
+    #[arg(long, value_name = "REV", conflicts_with = "export")]
+    pub rev: Option<String>,
+    /// Read this export file instead of starting a server.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
     /// Export this revision (default: the working tree).
@@ -374,13 +387,13 @@ pub struct ExportArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("rev", |a| a.help("Score this revision (default: the working tree)")),
+    mut_arg("export", |a| a.help("Score this export file instead of starting a server")),
+)]
 pub struct ScoreArgs {
-    /// Score this revision (default: the working tree).
-    #[arg(long, value_name = "REV", conflicts_with = "export")]
-    pub rev: Option<String>,
-    /// Score this export file instead of starting a server.
-    #[arg(long, value_name = "FILE")]
-    pub export: Option<PathBuf>,
+    #[command(flatten)]
+    pub side: OneSideArgs,
     /// Print the scored side as JSON.
     #[arg(long)]
     pub json: bool,
@@ -396,13 +409,15 @@ pub struct ScoreArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("rev", |a| a.help("Rewrite the tools of this revision (default: the working tree)")),
+    mut_arg("export", |a| a.help(
+        "Rewrite the tools of this export file instead of starting a server"
+    )),
+)]
 pub struct SuggestArgs {
-    /// Rewrite the tools of this revision (default: the working tree).
-    #[arg(long, value_name = "REV", conflicts_with = "export")]
-    pub rev: Option<String>,
-    /// Rewrite the tools of this export file instead of starting a server.
-    #[arg(long, value_name = "FILE")]
-    pub export: Option<PathBuf>,
+    #[command(flatten)]
+    pub side: OneSideArgs,
     /// The tool to rewrite (repeatable; default: every tool, within --max-calls).
     #[arg(long, value_name = "NAME")]
     pub tool: Vec<String>,
@@ -434,14 +449,16 @@ pub enum FailOnArg {
 }
 
 #[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("rev", |a| a.help("Lint this revision (default: the working tree)")),
+    mut_arg("export", |a| a.help(
+        "Lint this file instead of starting a server: an export, a `{\"tools\": [...]}` list (a \
+         tools/list result) or a bare `[...]` array of tool objects"
+    )),
+)]
 pub struct LintArgs {
-    /// Lint this revision (default: the working tree).
-    #[arg(long, value_name = "REV", conflicts_with = "export")]
-    pub rev: Option<String>,
-    /// Lint this file instead of starting a server: an export, a `{"tools": [...]}` list (a
-    /// tools/list result) or a bare `[...]` array of tool objects.
-    #[arg(long, value_name = "FILE")]
-    pub export: Option<PathBuf>,
+    #[command(flatten)]
+    pub side: OneSideArgs,
     /// Findings as JSON.
     #[arg(long, conflicts_with = "sarif")]
     pub json: bool,
@@ -511,6 +528,10 @@ pub enum EvalModeArg {
 }
 
 #[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("rev", |a| a.help("Run against this revision (default: the working tree)")),
+    mut_arg("export", |a| a.help("Run against this export file instead of starting a server")),
+)]
 pub struct EvalArgs {
     /// Who selects: live-model (a model, through --judge) or synthetic (no model). Required: the
     /// two measure different things, so neither is assumed.
@@ -527,12 +548,8 @@ pub struct EvalArgs {
     /// The case file (default: tdqs-eval.toml at the repository root).
     #[arg(long, value_name = "FILE")]
     pub cases: Option<PathBuf>,
-    /// Run against this revision (default: the working tree).
-    #[arg(long, value_name = "REV", conflicts_with = "export")]
-    pub rev: Option<String>,
-    /// Run against this export file instead of starting a server.
-    #[arg(long, value_name = "FILE")]
-    pub export: Option<PathBuf>,
+    #[command(flatten)]
+    pub side: OneSideArgs,
     /// Print the run as JSON.
     #[arg(long)]
     pub json: bool,
@@ -699,6 +716,32 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn each_command_that_reads_one_side_words_rev_and_export_for_itself() {
+        let cli = Cli::command();
+        for (name, verb) in [
+            ("score", "Score"),
+            ("suggest", "Rewrite"),
+            ("lint", "Lint"),
+            ("eval", "Run against"),
+        ] {
+            let command = cli.find_subcommand(name).unwrap();
+            for flag in ["rev", "export"] {
+                let arg = command.get_arguments().find(|a| a.get_id() == flag);
+                let help = arg.and_then(|a| a.get_help()).map(|h| h.to_string());
+                assert!(
+                    help.as_deref().is_some_and(|h| h.starts_with(verb)),
+                    "{name} --{flag}: {help:?}"
+                );
+            }
+        }
+        let parsed = parse(&["lint", "--rev", "main", "--export", "x.json"]);
+        assert_eq!(
+            parsed.unwrap_err().kind(),
+            clap::error::ErrorKind::ArgumentConflict
+        );
     }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {

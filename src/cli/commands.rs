@@ -131,7 +131,7 @@ fn gate_suggest_options(args: &GateArgs) -> Result<Option<crate::suggest::Sugges
         && args.sides.head_export.is_none()
         && args.sides.head_exports.is_none();
     let source = if head_is_working_tree {
-        source_tree_of(None, None, &args.repo)?
+        source_tree_of(&OneSideArgs::default(), &args.repo)?
     } else {
         None
     };
@@ -393,8 +393,7 @@ pub(super) async fn score_command(args: ScoreArgs, verbosity: Verbosity) -> Resu
     let judge = judge_options(&args.judge)?;
     let secrets = crate::judge::build::secret_env_names(&judge);
     let export = one_export(
-        args.export.as_deref(),
-        args.rev.as_deref(),
+        &args.side,
         &args.repo,
         &args.server,
         &secrets,
@@ -433,11 +432,10 @@ pub(super) async fn suggest_command(
             )
         }
         Some(dir) => Some(dir.clone()),
-        None => source_tree_of(args.export.as_deref(), args.rev.as_deref(), &args.repo)?,
+        None => source_tree_of(&args.side, &args.repo)?,
     };
     let export = one_export(
-        args.export.as_deref(),
-        args.rev.as_deref(),
+        &args.side,
         &args.repo,
         &args.server,
         &secrets,
@@ -468,11 +466,10 @@ pub(super) async fn suggest_command(
 /// The tree whose source lines match what was exported: the working tree when it is what was
 /// exported (an export file or another revision may not match it).
 fn source_tree_of(
-    export: Option<&std::path::Path>,
-    rev: Option<&str>,
+    side: &OneSideArgs,
     repo: &RepoArgs,
 ) -> Result<Option<std::path::PathBuf>, Error> {
-    if export.is_some() || rev.is_some() {
+    if side.export.is_some() || side.rev.is_some() {
         return Ok(None);
     }
     let repo = repo.repo.as_deref();
@@ -492,7 +489,7 @@ fn lint_source_tree(args: &LintArgs) -> Result<Option<std::path::PathBuf>, Error
     if let Some(dir) = &args.source {
         return Ok(Some(dir.clone()));
     }
-    source_tree_of(args.export.as_deref(), args.rev.as_deref(), &args.repo)
+    source_tree_of(&args.side, &args.repo)
 }
 
 pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result<Verdict, Error> {
@@ -507,14 +504,22 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
     let (mut config, config_path) = lint_config(args.repo.repo.as_deref())?;
     config.restrict(&args.select, &args.ignore)?;
     // Lint also reads the plain tool lists other tools write; the gate reads only its exports.
-    // Both, and a baseline, are read within the listing limit in force.
-    let file_limit = super::resolve::given_file_limit(&args.server);
-    let export = match args.export.as_deref() {
-        Some(path) => crate::export::tool_list::read_export_or_tool_list(path, file_limit)?,
+    // Both, and a baseline, are read within the listing limit in force: the command line's,
+    // else the one tdqs-gate.toml gives the server lint would start (`--rev`'s, else the
+    // working folder's).
+    // Read only when a file is given: a bad `--rev` is then reported by its export.
+    let file_limit = || -> Result<u64, Error> {
+        let settings = super::resolve::listing_settings(&args.repo, args.side.rev.as_deref())?;
+        Ok(super::resolve::given_file_limit(
+            &args.server,
+            settings.as_ref(),
+        ))
+    };
+    let export = match args.side.export.as_deref() {
+        Some(path) => crate::export::tool_list::read_export_or_tool_list(path, file_limit()?)?,
         None => {
             one_export(
-                None,
-                args.rev.as_deref(),
+                &args.side,
                 &args.repo,
                 &args.server,
                 &[],
@@ -525,12 +530,13 @@ pub(super) async fn lint_command(args: LintArgs, verbosity: Verbosity) -> Result
     };
     let mut report = lint::lint_export(&export, &config);
     report.artifact = args
+        .side
         .export
         .as_ref()
         .map(|p| p.display().to_string())
         .or(config_path);
     let baseline = match &args.baseline {
-        Some(path) => Some(super::lint_baseline::read(path, &config, file_limit)?),
+        Some(path) => Some(super::lint_baseline::read(path, &config, file_limit()?)?),
         None => None,
     };
     lint::baseline::apply(

@@ -109,15 +109,7 @@ async fn linted_export(
     progress: &StderrProgress,
 ) -> Result<(tdqs_core::export::Export, crate::lint::LintReport), Error> {
     let (config, _) = lint_config(args.repo.repo.as_deref())?;
-    let export = one_export(
-        args.export.as_deref(),
-        args.rev.as_deref(),
-        &args.repo,
-        &args.server,
-        secrets,
-        progress,
-    )
-    .await?;
+    let export = one_export(&args.side, &args.repo, &args.server, secrets, progress).await?;
     let lint = crate::lint::lint_export(&export, &config);
     Ok((export, lint))
 }

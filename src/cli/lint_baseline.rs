@@ -14,9 +14,9 @@ use tdqs_core::error::{Error, Stage};
 fn advice(limit: u64) -> String {
     format!(
         "pass a file written by `tdqs-gate lint --write-baseline FILE`, or the base revision's \
-         export; it may hold three times the listing limit ({} MiB here): for a larger one, raise \
-         --max-listing-bytes",
-        limit / (1024 * 1024)
+         export; it may hold three times the listing limit ({} here): for a larger one, {}",
+        crate::export::file::shown_size(limit),
+        crate::export::file::RAISE_THE_LISTING_LIMIT
     )
 }
 

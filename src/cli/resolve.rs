@@ -1,9 +1,9 @@
 //! Raw arguments resolved into the library's options, and the one export `score`, `lint` and
 //! `eval` read: shared by several commands, so that each command module imports it from here.
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::config::Config;
 use crate::gate::{self, JudgeMode, JudgeOptions, ServerOptions, SideSource};
 use tdqs_core::error::Error;
 use tdqs_core::export::Era;
@@ -87,15 +87,16 @@ pub(crate) fn judge_options(args: &JudgeArgs) -> Result<JudgeOptions, Error> {
 /// One side's export for `score` and `lint`: the given export file, or the revision (default:
 /// the working tree) exported by starting its server.
 pub(crate) async fn one_export(
-    file: Option<&Path>,
-    rev: Option<&str>,
+    side: &OneSideArgs,
     repo: &RepoArgs,
     server: &ServerArgs,
     secrets: &[String],
     progress: &dyn crate::progress::Progress,
 ) -> Result<tdqs_core::export::Export, Error> {
-    if let Some(path) = file {
-        return crate::export::file::read_export_within(path, given_file_limit(server));
+    let rev = side.rev.as_deref();
+    if let Some(path) = side.export.as_deref() {
+        let limit = given_file_limit(server, listing_settings(repo, rev)?.as_ref());
+        return crate::export::file::read_export_within(path, limit);
     }
     let source = match rev {
         Some(rev) => SideSource::Revision(rev.to_string()),
@@ -112,10 +113,29 @@ pub(crate) async fn one_export(
 }
 
 /// The most bytes a file given on the command line (an export, a tool list, a lint baseline) may
-/// hold: three times `--max-listing-bytes`, else three times the default listing limit. No
-/// settings revision applies outside the gate, as for a server these commands export.
-pub(crate) fn given_file_limit(server: &ServerArgs) -> u64 {
-    gate::sides::export_file_limit(server.max_listing_bytes, None)
+/// hold: three times the listing limit a server started here would get, as the gate reads a
+/// given export file: `--max-listing-bytes`, else the largest `max-listing-bytes` of the
+/// `[server]` tables of `settings` ([`listing_settings`]), else the default.
+pub(crate) fn given_file_limit(server: &ServerArgs, settings: Option<&Config>) -> u64 {
+    gate::sides::export_file_limit(server.max_listing_bytes, settings)
+}
+
+/// The tdqs-gate.toml whose `[server]` tables set the listing limit for `score`, `suggest`,
+/// `eval` and `lint`: with `--rev`, that revision's committed file, the one its server is started
+/// under; else the working folder's (the repository's root, else the folder itself), the one
+/// the working tree's server is started under and `[lint]` is read from.
+pub(crate) fn listing_settings(
+    repo: &RepoArgs,
+    rev: Option<&str>,
+) -> Result<Option<Config>, Error> {
+    if let Some(rev) = rev {
+        return gate::base_settings::SettingsSource::Revision(rev.to_string())
+            .config(repo.repo.as_deref());
+    }
+    match super::repo_root::working_folder(repo.repo.as_deref())? {
+        Some(root) => Config::load(&root),
+        None => Ok(None),
+    }
 }
 
 /// The `[lint]` table of the working tree's tdqs-gate.toml, when there is one.

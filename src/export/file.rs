@@ -74,6 +74,21 @@ pub const fn export_file_limit(max_listing_bytes: usize) -> u64 {
     (max_listing_bytes as u64).saturating_mul(3)
 }
 
+/// The fix for a given file over its limit: the limit comes from the command line, else from the
+/// `[server]` tables of the tdqs-gate.toml in force (the base's in the gate).
+pub(crate) const RAISE_THE_LISTING_LIMIT: &str =
+    "raise --max-listing-bytes (or `max-listing-bytes` in the `[server]` table of tdqs-gate.toml)";
+
+/// A file limit for a message: whole MiB, or bytes below one (a lowered listing limit).
+pub(crate) fn shown_size(limit: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if limit >= MIB && limit % MIB == 0 {
+        format!("{} MiB", limit / MIB)
+    } else {
+        format!("{limit} bytes")
+    }
+}
+
 /// The most bytes an export file may hold under the default listing limit (32 MiB): 96 MiB.
 pub const MAX_EXPORT_FILE_BYTES: u64 =
     export_file_limit(tdqs_core::export::DEFAULT_MAX_LISTING_BYTES);
@@ -97,9 +112,8 @@ pub(crate) fn read_untrusted(path: &Path, limit: u64) -> Result<String> {
             }
             ReadError::Io(_) => format!(
                 "pass a file written by `tdqs-gate export -o FILE`; an export file may hold three \
-                 times the listing limit ({} MiB here): for a larger one, raise \
-                 --max-listing-bytes (or `max-listing-bytes` in the settings' `[server]` table)",
-                limit / (1024 * 1024)
+                 times the listing limit ({} here): for a larger one, {RAISE_THE_LISTING_LIMIT}",
+                shown_size(limit)
             ),
         };
         Error::new(

@@ -6,6 +6,7 @@
 use tdqs_core::error::Error;
 
 use super::sides;
+use crate::platform::ci_env;
 use crate::progress::{Progress, ProgressEvent};
 use crate::score::session::JudgeSlot;
 
@@ -50,7 +51,7 @@ pub(super) async fn exports_and_judge_check<T>(
         return Ok(exports.await);
     };
     let check = check_judge_first(judge, progress);
-    if !crate::platform::sandbox::in_ci(&|name| std::env::var(name).ok()) {
+    if !ci_env::in_ci(&ci_env::process_env) {
         let exports = async { Ok::<T, Error>(exports.await) };
         return tokio::try_join!(check, exports).map(|((), exported)| exported);
     }
@@ -79,7 +80,7 @@ pub(crate) async fn check_judge_first(
 ) -> Result<(), Error> {
     match judge.check_first().await {
         Ok(()) => Ok(()),
-        Err(e) if crate::platform::sandbox::in_ci(&|name| std::env::var(name).ok()) => {
+        Err(e) if ci_env::in_ci(&ci_env::process_env) => {
             progress.event(ProgressEvent::Note(format!(
                 "{} (in CI this fails the run only if the definitions changed)",
                 e.summary()

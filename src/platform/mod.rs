@@ -4,10 +4,11 @@
 //! ([`safe_file`]), finding a program on a `PATH` ([`path_search`]), HTTP clients
 //! ([`http_client`]) and child processes in their own process group, stopped TERM → grace → KILL
 //! with their pipes drained ([`process`]), the sandbox around the pull request's processes
-//! ([`sandbox`]), file modes and links ([`file_modes`]) and the signals that end a run
-//! ([`signals`]).
+//! ([`sandbox`]), file modes and links ([`file_modes`]), the signals that end a run
+//! ([`signals`]) and whether the run is in CI ([`ci_env`]).
 
 pub mod atomic;
+pub mod ci_env;
 pub mod file_modes;
 pub mod harden;
 pub mod http_client;

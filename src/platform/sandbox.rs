@@ -145,13 +145,6 @@ pub fn parse_config(table: Option<&toml::Value>, path: &Path) -> Result<SandboxC
     })
 }
 
-/// True in CI: `CI` or `GITHUB_ACTIONS` is `true` (or `1`).
-pub fn in_ci(get: &dyn Fn(&str) -> Option<String>) -> bool {
-    ["CI", "GITHUB_ACTIONS"].iter().any(|name| {
-        get(name).is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1"))
-    })
-}
-
 // ---------------------------------------------------------------------------------------------
 // Probing
 

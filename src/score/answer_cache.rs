@@ -25,6 +25,7 @@ use tdqs_core::judge::answer_cache::{self, Entry, SigningKey, StoredFile};
 use tdqs_core::judge::QuestionKind;
 
 use crate::judge::build::{default_token_env, JudgeOptions};
+use crate::platform::ci_env;
 use crate::platform::safe_file::{read_regular, Links, ReadError};
 
 /// The variable that chooses the folder (or `off`), as `--answer-cache` does.
@@ -71,12 +72,6 @@ fn signing_key_with(
     ))
 }
 
-/// True in GitHub Actions, where the answer folder comes back from a cache store that a pull
-/// request's own jobs can write to.
-pub fn in_github_actions() -> bool {
-    std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
-}
-
 /// The persistent answer cache of a run, `None` when turned off, and a warning when it was
 /// turned off for want of a key. A folder inside one of `trees` (the working tree) is refused.
 /// Signed with [`signing_key`] when a key is there; in GitHub Actions, where the folder comes
@@ -93,7 +88,7 @@ pub(crate) fn open_for_run(
         return Ok((None, None));
     };
     let signing = signing_key(judge).map(|(key, _)| key);
-    if signing.is_none() && model_judged && in_github_actions() {
+    if signing.is_none() && model_judged && ci_env::in_github_actions(&ci_env::process_env) {
         let fix = format!(
             "set {KEY_ENV} to a secret of the workflow (or pass the judge's token, from which the \
              key is derived), or pass --no-answer-cache"

@@ -29,6 +29,7 @@ mod launch;
 mod lint;
 mod lint_corpus;
 mod lint_files_follow_the_listing_limit;
+mod lint_follows_the_configured_listing_limit;
 mod lint_review;
 mod loopback;
 mod monorepo;

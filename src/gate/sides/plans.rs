@@ -250,7 +250,7 @@ fn sandbox_decision(
         |c| c.path.clone(),
     );
     let settings = sandbox::parse_config(table, &path)?;
-    let ci = sandbox::in_ci(&|name| std::env::var(name).ok());
+    let ci = crate::platform::ci_env::in_ci(&crate::platform::ci_env::process_env);
     sandbox::decide(server.sandbox, &settings, ci, sandbox::probe)
 }
 
