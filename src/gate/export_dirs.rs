@@ -334,6 +334,9 @@ pub(super) struct Folders {
     pub base: BTreeMap<String, Entry>,
     pub head: BTreeMap<String, Entry>,
     pub names: Vec<String>,
+    /// The most bytes one export file may hold: from the run's settings (the base's
+    /// `max-listing-bytes`, `--max-listing-bytes`), as the gate reads a single export file.
+    pub file_limit: u64,
 }
 
 pub(super) fn open(opts: &GateOptions) -> Result<Folders, Error> {
@@ -345,19 +348,26 @@ pub(super) fn open(opts: &GateOptions) -> Result<Folders, Error> {
     let base = read_folder(base_dir, "base")?;
     let head = read_folder(head_dir, "head")?;
     let names = names(&opts.server.servers, &base, &head)?;
-    Ok(Folders { base, head, names })
+    let file_limit = sides::export_file_limit_of(opts)?;
+    Ok(Folders {
+        base,
+        head,
+        names,
+        file_limit,
+    })
 }
 
-/// Both sides of one server from the folders.
+/// Both sides of one server from the folders, each file read within `file_limit` bytes
+/// ([`Folders::file_limit`]).
 pub(super) fn sides_of(
     name: &str,
     base: Option<&Entry>,
     head: Option<&Entry>,
+    file_limit: u64,
 ) -> Result<(sides::SideExport, sides::SideExport, Option<String>), Error> {
     let read = |label: &str, entry: &Entry| match entry {
         Entry::Export(path) => {
-            sides::read_file_side(path, crate::export::file::MAX_EXPORT_FILE_BYTES)
-                .map_err(|e| e.context(label))
+            sides::read_file_side(path, file_limit).map_err(|e| e.context(label))
         }
         Entry::Failed(reason) => Err(Error::new(
             Stage::Export,
@@ -446,6 +456,7 @@ pub(super) async fn run(opts: &GateOptions, progress: Arc<dyn Progress>, pins: P
             &mut draft,
             name,
             (folders.base.get(name), folders.head.get(name)),
+            folders.file_limit,
             &mut judge,
         )
         .await;
@@ -468,9 +479,10 @@ async fn one_server(
     draft: &mut Draft,
     name: &str,
     (base, head): (Option<&Entry>, Option<&Entry>),
+    file_limit: u64,
     judge: &mut JudgeSlot,
 ) -> Result<super::Decided, Error> {
-    let (b, mut h, note) = sides_of(name, base, head)?;
+    let (b, mut h, note) = sides_of(name, base, head, file_limit)?;
     h.decision = super::base_settings::decision_of(opts)?;
     if let Some(note) = note {
         draft.warnings.push(note);

@@ -2,6 +2,8 @@
 //! the listing limit a server would get: `--max-listing-bytes`, else the settings revision's
 //! `max-listing-bytes`, else the default (32 MiB, so 96 MiB). A fixed 96 MiB refused a file
 //! that a raised limit had let the gate write, and read far more than a lowered one allows.
+//! The export folders of the Action's scoring job (`--base-exports`/`--head-exports`) follow
+//! the same limit.
 
 use std::path::{Path, PathBuf};
 
@@ -93,4 +95,62 @@ fn the_export_file_limit_follows_the_settings_revisions_listing_limit() {
     .assert_code(0);
     // Without a settings revision the defaults apply.
     gate_on_files(&setup, &base, &head, &[]).assert_code(0);
+}
+
+/// The two exports as the export folders the Action's scoring job reads (`NAME.json` each).
+fn as_folders(setup: &Setup, base: &Path, head: &Path) -> (PathBuf, PathBuf) {
+    let folders = (
+        setup.work().join("folders/base"),
+        setup.work().join("folders/head"),
+    );
+    for (file, folder) in [(base, &folders.0), (head, &folders.1)] {
+        std::fs::create_dir_all(folder).unwrap();
+        std::fs::copy(file, folder.join("api.json")).unwrap();
+    }
+    folders
+}
+
+fn gate_on_folders(setup: &Setup, base: &Path, head: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "--base-exports".to_string(),
+        base.display().to_string(),
+        "--head-exports".to_string(),
+        head.display().to_string(),
+    ];
+    args.extend(setup.judge_args());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    setup.run(&refs)
+}
+
+#[test]
+fn export_folders_follow_the_same_limit_as_export_files() {
+    let setup = Setup::new(&long_tools());
+    let (base, head) = two_exports(&setup);
+    let (base_dir, head_dir) = as_folders(&setup, &base, &head);
+    gate_on_folders(&setup, &base_dir, &head_dir, &[]).assert_code(0);
+    let refused = gate_on_folders(
+        &setup,
+        &base_dir,
+        &head_dir,
+        &["--max-listing-bytes", "1024"],
+    );
+    assert_refused_as_too_large(&refused);
+    assert!(
+        !refused.stderr.contains("panicked"),
+        "{}",
+        refused.describe()
+    );
+    // The settings revision's limit applies to the folders too.
+    setup.repo.write(
+        "tdqs-gate.toml",
+        "[server]\ncommand = \"python3 {root}/server.py\"\nmax-listing-bytes = 1024\n",
+    );
+    setup.repo.commit_all("a small listing limit");
+    assert_refused_as_too_large(&gate_on_folders(
+        &setup,
+        &base_dir,
+        &head_dir,
+        &["--settings-rev", "main"],
+    ));
 }

@@ -206,6 +206,7 @@ async fn check_from_folders(
             &server.name,
             folders.base.get(&server.name),
             folders.head.get(&server.name),
+            folders.file_limit,
         )
         .map_err(|e| e.context(&context))?;
         fresh_exports_match(&server.report, pins, &b.export, &h.export)
