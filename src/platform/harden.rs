@@ -85,7 +85,12 @@ pub fn end_orphans() -> Vec<String> {
             if children.is_empty() || std::time::Instant::now() > deadline {
                 break;
             }
+            // Whether every child found was a zombie, now reaped: then nothing is still dying
+            // and the next look can follow at once (the usual end of a run: the sandboxes the
+            // gate ended, waiting to be reaped) instead of after a pause.
+            let mut only_reaped = true;
             for (pid, zombie, pgrp, exiting) in children {
+                only_reaped &= zombie;
                 if exiting {
                     // Already being torn down (a sandbox's inner processes die with it a
                     // moment after it): nothing left running; reaped below once it is a zombie.
@@ -103,9 +108,13 @@ pub fn end_orphans() -> Vec<String> {
                 }
                 let mut status = 0;
                 // SAFETY: reaps one child of this process if it has exited; never blocks.
-                unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
+                let reaped =
+                    unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
+                only_reaped &= reaped == pid as libc::pid_t;
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            if !only_reaped {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
         }
         killed.extend(std::mem::take(
             &mut *ended_during_run().lock().unwrap_or_else(|e| e.into_inner()),
