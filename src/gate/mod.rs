@@ -437,7 +437,7 @@ fn cost_and_growth(
         return Ok(decided);
     };
     let limit = opts.max_listing_growth.or(head.decision.max_listing_growth);
-    let counter = crate::cost::Cl100k;
+    let counter = crate::cost::Cl100k::new();
     let first = draft.pairs.first().map(|p| (&p.base, &p.head));
     let cost = crate::cost::compare(&counter, &base.export, &head.export, first)?;
     let (mut verdict, mut reason, medians) = decided;

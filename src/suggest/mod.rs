@@ -175,7 +175,7 @@ async fn rewrite_one(
     );
     {
         use tdqs_core::cost::TokenCounter;
-        let counter = crate::cost::Cl100k;
+        let counter = crate::cost::Cl100k::new();
         let tokens = |v: &serde_json::Value| {
             counter.count(&serde_json::to_string(v).unwrap_or_default()) as i64
         };

@@ -88,7 +88,7 @@ pub(super) fn cost_matches(report: &Report, base: &Export, head: &Export) -> Res
     let Some(recorded) = &report.cost else {
         return Ok(());
     };
-    let counter = crate::cost::Cl100k;
+    let counter = crate::cost::Cl100k::new();
     let first = report.pairs.first().map(|p| (&p.base, &p.head));
     let fresh = crate::cost::compare(&counter, base, head, first)?;
     let listed_match = |r: &tdqs_core::cost::ListingCost, f: &tdqs_core::cost::ListingCost| {
