@@ -292,9 +292,10 @@ fn labelled_set_figures_reach_their_floors() {
         pct(&calibrated)
     );
 
-    // The floors docs/eval.md states: what this selector (synthetic-bm25f-v3) measured, pinned
-    // so a change that loses a case is seen. The targets (75 % agreement, 75 % on
-    // careful servers) are not reached over all sets; docs/eval.md says so.
+    // The floors docs/eval.md states: what this selector (synthetic-bm25f-v4) measured, pinned
+    // so a change that loses a case is seen. The 75 % on careful servers is reached
+    // (120/160, exactly the 75 %); its 75 % agreement is not, and cannot be by any word-only
+    // selector on this set (`word_only_selector_ceiling_on_recorded_choices`).
     let at_least = |what: &str, r: &Ratio, hit: usize, of: usize| {
         assert_eq!(r.of, of, "{what}: the set changed");
         assert!(
@@ -304,9 +305,13 @@ fn labelled_set_figures_reach_their_floors() {
         );
     };
     at_least("agreement with recorded model choices", &agreement, 48, 102);
-    at_least("careful servers", &careful, 117, 160);
+    at_least("careful servers", &careful, 120, 160);
+    assert!(
+        careful.hit * 4 >= careful.of * 3,
+        "the 75 % target on careful servers"
+    );
     at_least("careful servers held out", &held_out, 67, 89);
-    at_least("careful servers used for calibration", &calibrated, 50, 71);
+    at_least("careful servers used for calibration", &calibrated, 53, 71);
     let good = &all
         .iter()
         .find(|(s, _)| s.entry.name == "toolgauge-good")
