@@ -44,6 +44,17 @@ impl ChoiceClass {
     }
 }
 
+/// What counts as a word two texts share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// Content stems only.
+    Stems,
+    /// Content stems, and the action classes of the selector's verb table for every verb of
+    /// either text (`find` in a request meets `search` in a definition): what a word-only
+    /// selector with a table of general synonyms can see.
+    StemsAndVerbClasses,
+}
+
 fn content(list: Vec<String>) -> impl Iterator<Item = String> {
     list.into_iter().filter(|t| !t.starts_with('~'))
 }
@@ -53,19 +64,34 @@ pub fn request_stems(request: &str) -> BTreeSet<String> {
     content(request_terms(request)).collect()
 }
 
-fn schema_stems(schema: &Value, out: &mut BTreeSet<String>) {
+/// The terms of a request under `sharing` (with classes: every verb's, not only the lead's).
+fn request_words(request: &str, sharing: Sharing) -> BTreeSet<String> {
+    match sharing {
+        Sharing::Stems => request_stems(request),
+        Sharing::StemsAndVerbClasses => terms(request).into_iter().collect(),
+    }
+}
+
+fn keep(list: Vec<String>, sharing: Sharing) -> Vec<String> {
+    match sharing {
+        Sharing::Stems => content(list).collect(),
+        Sharing::StemsAndVerbClasses => list,
+    }
+}
+
+fn schema_words(schema: &Value, sharing: Sharing, out: &mut BTreeSet<String>) {
     if let Some(d) = schema.get("description").and_then(Value::as_str) {
-        out.extend(content(terms(d)));
+        out.extend(keep(terms(d), sharing));
     }
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         for v in values.iter().filter_map(Value::as_str) {
-            out.extend(content(terms(v)));
+            out.extend(keep(terms(v), sharing));
         }
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(list) = schema.get(key).and_then(Value::as_array) {
             for v in list {
-                schema_stems(v, out);
+                schema_words(v, sharing, out);
             }
         }
     }
@@ -74,13 +100,17 @@ fn schema_stems(schema: &Value, out: &mut BTreeSet<String>) {
 /// The content stems of one tool definition: name, title, description, parameter names,
 /// parameter descriptions and enum values.
 pub fn tool_stems(tool: &Value) -> BTreeSet<String> {
+    tool_words(tool, Sharing::Stems)
+}
+
+fn tool_words(tool: &Value, sharing: Sharing) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     if let Some(name) = tool.get("name").and_then(Value::as_str) {
-        out.extend(content(name_terms(name)));
+        out.extend(keep(name_terms(name), sharing));
     }
     for key in ["title", "description"] {
         if let Some(text) = tool.get(key).and_then(Value::as_str) {
-            out.extend(content(terms(text)));
+            out.extend(keep(terms(text), sharing));
         }
     }
     if let Some(props) = tool
@@ -89,15 +119,25 @@ pub fn tool_stems(tool: &Value) -> BTreeSet<String> {
         .and_then(Value::as_object)
     {
         for (pname, pschema) in props {
-            out.extend(content(name_terms(pname)));
-            schema_stems(pschema, &mut out);
+            out.extend(keep(name_terms(pname), sharing));
+            schema_words(pschema, sharing, &mut out);
         }
     }
     out
 }
 
-/// The class of `choice` for `request` over `tools`.
+/// The class of `choice` for `request` over `tools`, sharing content stems.
 pub fn classify(request: &str, choice: &Choice, tools: &[Value]) -> ChoiceClass {
+    classify_with(request, choice, tools, Sharing::Stems)
+}
+
+/// The class of `choice` for `request` over `tools`, under `sharing`.
+pub fn classify_with(
+    request: &str,
+    choice: &Choice,
+    tools: &[Value],
+    sharing: Sharing,
+) -> ChoiceClass {
     let Some(name) = choice.tool() else {
         return ChoiceClass::NoTool;
     };
@@ -107,8 +147,8 @@ pub fn classify(request: &str, choice: &Choice, tools: &[Value]) -> ChoiceClass 
     else {
         return ChoiceClass::SharesNone;
     };
-    let asked = request_stems(request);
-    if tool_stems(tool).iter().any(|s| asked.contains(s)) {
+    let asked = request_words(request, sharing);
+    if tool_words(tool, sharing).iter().any(|s| asked.contains(s)) {
         ChoiceClass::SharesWord
     } else {
         ChoiceClass::SharesNone
@@ -154,12 +194,21 @@ impl Reach {
     }
 }
 
-/// Classifies every case of one tool set and finds its best fallback.
+/// Classifies every case of one tool set, sharing content stems, and finds its best fallback.
 pub fn reach<'a>(tools: &[Value], cases: impl IntoIterator<Item = RecordedCase<'a>>) -> Reach {
+    reach_with(tools, cases, Sharing::Stems)
+}
+
+/// [`reach`] under `sharing`.
+pub fn reach_with<'a>(
+    tools: &[Value],
+    cases: impl IntoIterator<Item = RecordedCase<'a>>,
+    sharing: Sharing,
+) -> Reach {
     let mut out = Reach::default();
     let mut unreached: BTreeMap<&str, usize> = BTreeMap::new();
     for case in cases {
-        let class = classify(case.request, case.model, tools);
+        let class = classify_with(case.request, case.model, tools, sharing);
         out.cases += 1;
         *out.by_class.entry(class).or_default() += 1;
         if case.model != case.selector {
@@ -226,6 +275,20 @@ mod tests {
         assert_eq!(
             classify("tickets", &tool("nonexistent"), &t),
             ChoiceClass::SharesNone
+        );
+        // "locate" meets "Find" only through the verb table.
+        assert_eq!(
+            classify("Locate Ann", &tool("search_users"), &t),
+            ChoiceClass::SharesNone
+        );
+        assert_eq!(
+            classify_with(
+                "Locate Ann",
+                &tool("search_users"),
+                &t,
+                Sharing::StemsAndVerbClasses
+            ),
+            ChoiceClass::SharesWord
         );
     }
 
