@@ -6,8 +6,12 @@
 //! a small table of action verbs also yields its action class (`wipe` and `delete` both yield
 //! `~remove`), because a request names an action in its own words and the definition in the
 //! author's; the table holds general API verbs only, never a server's nouns, and no word that is
-//! more often a noun (`file`) or an adjective (`new`). In a request only the lead verb yields its
-//! class ([`request_terms`]): a verb further on is seldom the action asked for.
+//! more often a noun (`file`) or an adjective (`new`); `compare` and `diff` are reading verbs (they
+//! show a difference and change nothing). In a request only the lead verb yields its class
+//! ([`request_terms`]): a verb further on is seldom the action asked for. Such a verb ("the issues
+//! *created* last week") describes something, so it does not match the action word of a tool's
+//! name either (`create_issue`), nor count towards the name's coverage; it still matches
+//! descriptions and parameters, where it is one more word.
 //!
 //! **Fields.** A tool is four fields, weighted because a model reads them unequally: its name
 //! (split at `_`, `-`, `.` and camelCase) and title, weight 3; its description, 1; its parameters'
@@ -48,7 +52,8 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::intent::{
-    action_factor, intent, name_actions, parameter_kind, request_values, Intent, ValueKind,
+    action_factor, intent, lead_word, name_actions, parameter_kind, request_values, Intent,
+    ValueKind,
 };
 use super::stem::stem;
 use crate::overlap::{is_stop_word, name_tokens, words};
@@ -72,7 +77,7 @@ const ACTION_CLASSES: &[(&str, &[&str])] = &[
     (
         "~read",
         &[
-            "get", "fetch", "retrieve", "show", "read", "view", "display", "see",
+            "get", "fetch", "retrieve", "show", "read", "view", "display", "see", "compare", "diff",
         ],
     ),
     (
@@ -89,7 +94,7 @@ const ACTION_CLASSES: &[(&str, &[&str])] = &[
     (
         "~remove",
         &[
-            "delete", "remove", "erase", "wipe", "purge", "destroy", "clear", "drop",
+            "delete", "remove", "erase", "wipe", "purge", "destroy", "clear", "drop", "forget",
         ],
     ),
     ("~end", &["close", "resolve", "finish"]),
@@ -241,7 +246,7 @@ pub const ID_MISSING: f64 = 0.5;
 pub const NUMBER_MISSING: f64 = 0.75;
 
 /// Multiplier of a tool whose name says the request's action ([`super::intent`]).
-pub const ACTION_AGREES: f64 = 1.5;
+pub const ACTION_AGREES: f64 = 1.75;
 /// Multiplier of a tool whose name says an action of the other family (a write for a question).
 pub const ACTION_CONFLICTS: f64 = 0.25;
 /// Multiplier of a tool with a parameter for a kind of value the request carries (a time, a
@@ -540,6 +545,16 @@ impl ToolIndex {
     pub fn rank_with(&self, request: &str, w: &Weights) -> Vec<Scored> {
         let mut query: Vec<String> = request_terms(request);
         let asked = intent(request);
+        // A verb of the action table other than the lead verb describes something ("the issues
+        // created last week"); it is not the action asked for, so a name that says that action
+        // does not take it as its own.
+        let lead = match asked {
+            Some(Intent::Action(_)) => lead_word(request).map(|w| stem(&w)),
+            _ => None,
+        };
+        let describing = |term: &str| {
+            !term.starts_with('~') && action_class(term).is_some() && lead.as_deref() != Some(term)
+        };
         let values = request_values(request);
         let mut seen = std::collections::BTreeSet::new();
         query.retain(|t| seen.insert(t.clone()));
@@ -559,7 +574,7 @@ impl ToolIndex {
                     };
                     let mut weighted = 0.0;
                     for f in 0..FIELDS {
-                        if freq[f] == 0 {
+                        if freq[f] == 0 || (f == NAME && describing(term)) {
                             continue;
                         }
                         let norm = if self.avg_len[f] > 0.0 {
@@ -568,6 +583,9 @@ impl ToolIndex {
                             1.0
                         };
                         weighted += FIELD_WEIGHTS[f] * f64::from(freq[f]) / norm;
+                    }
+                    if weighted == 0.0 {
+                        continue;
                     }
                     let saturated = weighted / (K1 + weighted);
                     score += self.idf(term) * saturated;
@@ -584,7 +602,7 @@ impl ToolIndex {
                         .name_terms
                         .iter()
                         .filter(|t| {
-                            matched.contains(t)
+                            (matched.contains(t) && !describing(t))
                                 || action_class(t).is_some_and(|c| matched.iter().any(|m| m == c))
                         })
                         .count();
@@ -719,6 +737,32 @@ mod tests {
             .contains(&"~create".to_string()));
         // `file` and `new` are not verbs of the table.
         assert_eq!(terms("new files"), vec!["new", "fil"]);
+    }
+
+    #[test]
+    fn general_verbs_share_their_action_class() {
+        // "Forget" asks to remove; comparing and diffing show something and change nothing.
+        assert_eq!(terms("forget")[0], "~remove");
+        assert_eq!(terms("compare")[0], "~read");
+        assert_eq!(name_terms("diff_files"), vec!["~read", "diff", "fil"]);
+    }
+
+    #[test]
+    fn a_verb_after_the_lead_does_not_take_a_names_action() {
+        let index = ToolIndex::new(&[
+            json!({"name": "create_issue", "description": "Open a new issue in a project."}),
+            json!({"name": "list_issues", "description": "Every issue of a project, a page at a time, in order."}),
+            json!({"name": "other", "description": "Something else."}),
+        ]);
+        // "created" describes the issues: the request does not ask to create.
+        let go_through = "Go through every issue in project atlas in the order they were created";
+        let ranked = index.rank(go_through);
+        assert_eq!(ranked[0].name, "list_issues", "{ranked:?}");
+        // As the lead verb it is the action, and the name takes it.
+        assert_eq!(
+            index.rank("Create an issue in project atlas")[0].name,
+            "create_issue"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! pure: the cases and their validation ([`case`]), the selecting model's answer ([`answer`]),
 //! the prompt it is shown and the cache key of an answer ([`prompt`]), the deterministic
 //! `synthetic` selector ([`synthetic`], ranking with [`lexical`], [`intent`] and [`stem`]), the metrics
-//! ([`metrics`]), the composite and health scores ([`scores`]) and the exact paired test the
+//! ([`metrics`]), the reach of any word-only selector on recorded model choices ([`reach`]), the composite and health scores ([`scores`]) and the exact paired test the
 //! gate uses ([`stats`]).
 //!
 //! The engine (`tdqs-gate`'s `eval` module) reads the case file, exports the server, asks the
@@ -19,6 +19,7 @@ pub mod lexical;
 pub mod metrics;
 mod page;
 pub mod prompt;
+pub mod reach;
 pub mod result;
 pub mod scores;
 pub mod stats;

@@ -37,7 +37,7 @@ pub const MARGIN: f64 = 0.0;
 
 /// The model name the synthetic mode records (the selector's version: a change of its rules or
 /// constants is a new name, so runs of two versions are never paired).
-pub const SYNTHETIC_MODEL: &str = "synthetic-bm25f-v3";
+pub const SYNTHETIC_MODEL: &str = "synthetic-bm25f-v4";
 
 /// The selector for one tool set.
 #[derive(Debug, Clone)]
