@@ -3,7 +3,7 @@
 //! The rule (what is counted, TDQS per 1,000 tokens, the growth rule) is
 //! [`tdqs_core::cost`]; this module supplies the vocabulary. It uses OpenAI's `cl100k_base`
 //! byte-pair encoding: its ranks are taken from the `tiktoken-rs` crate at build time and counted
-//! by [`cl100k`] (no download and no load at run time). Claude's
+//! by `cost::cl100k` (no download and no load at run time). Claude's
 //! tokenizer is not published, so for a Claude model the counts are an approximation; every
 //! report names the tokenizer that counted.
 
@@ -21,7 +21,7 @@ const TIKTOKEN_RS_VERSION: &str = "0.12.1";
 
 mod cl100k;
 
-/// The `cl100k_base` encoding ([`cl100k`]): its vocabulary is laid out at build time, so there
+/// The `cl100k_base` encoding (`cost::cl100k`): its vocabulary is laid out at build time, so there
 /// is nothing to load and every run, an unchanged one too, counts without paying for a load.
 ///
 /// A counter remembers the count of every text it was given (by the text's SHA-256): the base
