@@ -12,7 +12,7 @@
 # the ratios gate / one export (target: at most 1.05) and gate / both exports. The two sides of the gate
 # start at once, so its floor is one export plus the base's worktree. The example server
 # always runs; the real servers run when tests/setup/real-servers.sh (and, for agentic-hil,
-# tests/setup/bench-servers.sh) has installed them into tests/.cache.
+# scripts/install-bench-servers.sh) has installed them into tests/.cache.
 #
 # The judge: `--judge static` by default (no CLI). With BENCH_JUDGE=claude the pinned Claude
 # Code CLI (tdqs/node_modules/.bin, from `npm ci` in tdqs/) is put on PATH and the gate runs
@@ -48,7 +48,7 @@ if [ -x "${cache}/venv/bin/mcp-server-time" ]; then
   servers+=("mcp-server-git|${cache}/venv/bin/mcp-server-git")
   servers+=("fastmcp (mcp SDK)|${cache}/venv/bin/python ${root}/tests/servers/fastmcp_server.py")
 fi
-# The issue's own example of a real Python server: installed by tests/setup/bench-servers.sh.
+# The real Python server the unchanged-run target was set on: installed by scripts/install-bench-servers.sh.
 if [ -x "${cache}/bench-venv/bin/agentic-hil" ]; then
   servers+=("agentic-hil (python, 48 tools)|${cache}/bench-venv/bin/agentic-hil mcp-stdio")
 fi

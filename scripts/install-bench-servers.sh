@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the real MCP servers only the benches use (not the test suite), pinned, into
-# tests/.cache/bench-venv/:
-#   agentic-hil   the 48-tool Python server issue #27's unchanged-run target names (PyPI,
+# Installs the real MCP servers only the benches use, pinned, into tests/.cache/bench-venv/
+# (kept out of tests/setup/, which CI runs in full: the test suite does not need them):
+#   agentic-hil   the 48-tool Python server the unchanged-run target was set on (PyPI,
 #                 Apache-2.0); `agentic-hil mcp-stdio` serves its tools over stdio and needs
 #                 no hardware to list them
 # Idempotent: a stamp file records the pinned set. Needs python3 (with venv).
@@ -9,8 +9,8 @@ set -euo pipefail
 
 AGENTIC_HIL_VERSION="0.25.0"
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cache="${here}/.cache"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cache="${root}/tests/.cache"
 mkdir -p "${cache}"
 [ -f "${cache}/.gitignore" ] || printf '*\n' > "${cache}/.gitignore"
 
