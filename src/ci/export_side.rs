@@ -248,11 +248,13 @@ pub fn file_of(dir: &Path, exported: &Exported) -> PathBuf {
     dir.join(format!("{}.{ext}", exported.name))
 }
 
-/// A digest of the folder's files (names and contents, in name order), read as the scoring job
-/// reads them: regular files only, bounded. The base job gives it as a job output, and the
-/// scoring job refuses a base folder that does not match.
+/// A digest of the folder's files (names and contents, in name order), regular files only. The
+/// base job gives it as a job output, and the scoring job refuses a base folder that does not
+/// match. Each file is streamed through the hash, so no size limit applies here: the scoring
+/// job reads the exports under the run's own listing limit, which the base's settings may raise
+/// above the default.
 pub fn folder_digest(dir: &Path) -> Result<String, Error> {
-    use crate::platform::safe_file::{read_regular, Links};
+    use crate::platform::safe_file::{open_regular, Links};
     use sha2::{Digest, Sha256};
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map_err(|io| Error::io(Stage::Export, format!("cannot read {}", dir.display()), io))?
@@ -263,19 +265,64 @@ pub fn folder_digest(dir: &Path) -> Result<String, Error> {
     let mut all = Sha256::new();
     for name in names {
         let path = dir.join(&name);
-        let bytes = read_regular(
-            &path,
-            Links::Refuse,
-            crate::export::file::MAX_EXPORT_FILE_BYTES,
-        )
-        .map_err(|e| {
+        let cannot_read = |why: String| {
             Error::new(
                 Stage::Export,
-                format!("cannot read {}: {e}", path.display()),
+                format!("cannot read {}: {why}", path.display()),
             )
             .with_advice("an export folder holds only regular NAME.json and NAME.failed files")
-        })?;
-        all.update(format!("{name}\0{}\n", hex::encode(Sha256::digest(&bytes))).as_bytes());
+        };
+        let mut file =
+            open_regular(&path, Links::Refuse).map_err(|e| cannot_read(e.to_string()))?;
+        let mut one = Sha256::new();
+        std::io::copy(&mut file, &mut one).map_err(|e| cannot_read(e.to_string()))?;
+        all.update(format!("{name}\0{}\n", hex::encode(one.finalize())).as_bytes());
     }
     Ok(hex::encode(all.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_covers_names_and_contents_in_name_order() {
+        use sha2::{Digest, Sha256};
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.json"), b"{\"tools\":[]}").unwrap();
+        std::fs::write(dir.path().join("a.failed"), b"it crashed").unwrap();
+        let mut expected = Sha256::new();
+        for (name, bytes) in [
+            ("a.failed", &b"it crashed"[..]),
+            ("b.json", b"{\"tools\":[]}"),
+        ] {
+            expected.update(format!("{name}\0{}\n", hex::encode(Sha256::digest(bytes))).as_bytes());
+        }
+        assert_eq!(
+            folder_digest(dir.path()).unwrap(),
+            hex::encode(expected.finalize())
+        );
+    }
+
+    #[test]
+    fn an_export_over_the_default_file_limit_is_digested() {
+        // A raised `max-listing-bytes` lets an export grow past the default 96 MiB; the digest
+        // streams it (a sparse file: no disk is used).
+        let dir = tempfile::tempdir().unwrap();
+        let big = std::fs::File::create(dir.path().join("api.json")).unwrap();
+        big.set_len(crate::export::file::MAX_EXPORT_FILE_BYTES + 1)
+            .unwrap();
+        assert_eq!(folder_digest(dir.path()).unwrap().len(), 64);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_the_folder_is_refused_with_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("real.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("real.json"), dir.path().join("api.json"))
+            .unwrap();
+        let e = folder_digest(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+    }
 }

@@ -56,10 +56,26 @@ fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
-/// Reads the regular file at `path`, at most `limit` bytes (more is an error). Opening never
+/// Reads the regular file at `path`, at most `limit` bytes (more is an error), opened as
+/// [`open_regular`] opens it.
+pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let file = open_regular(path, links)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::Io(std::io::Error::other(format!(
+            "it is larger than {limit} bytes"
+        ))));
+    }
+    Ok(bytes)
+}
+
+/// Opens the regular file at `path` for reading, for a caller that streams it. Opening never
 /// blocks: the file is opened non-blocking and its type checked on the open descriptor, so a
 /// FIFO swapped in between a check and the open is still refused.
-pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn open_regular(path: &Path, links: Links) -> Result<std::fs::File, ReadError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -96,16 +112,7 @@ pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<
     if !meta.is_file() {
         return Err(ReadError::NotRegular(kind_of(&meta)));
     }
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(ReadError::Io)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::Io(std::io::Error::other(format!(
-            "it is larger than {limit} bytes"
-        ))));
-    }
-    Ok(bytes)
+    Ok(file)
 }
 
 /// The first symbolic link among the components of `path` below `root` (`path` itself
