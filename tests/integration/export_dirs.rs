@@ -43,7 +43,7 @@ fn export_folders(setup: &Setup, names: &[&str]) -> (PathBuf, PathBuf) {
 }
 
 /// The gate on two folders with the fake judge, plus `extra`.
-fn gate_folders(setup: &Setup, base: &Path, head: &Path, extra: &[&str]) -> Run {
+pub(crate) fn gate_folders(setup: &Setup, base: &Path, head: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
         "--base-exports".to_string(),
         base.display().to_string(),

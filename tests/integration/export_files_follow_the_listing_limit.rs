@@ -110,26 +110,13 @@ fn as_folders(setup: &Setup, base: &Path, head: &Path) -> (PathBuf, PathBuf) {
     folders
 }
 
-fn gate_on_folders(setup: &Setup, base: &Path, head: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "--base-exports".to_string(),
-        base.display().to_string(),
-        "--head-exports".to_string(),
-        head.display().to_string(),
-    ];
-    args.extend(setup.judge_args());
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    setup.run(&refs)
-}
-
 #[test]
 fn export_folders_follow_the_same_limit_as_export_files() {
     let setup = Setup::new(&long_tools());
     let (base, head) = two_exports(&setup);
     let (base_dir, head_dir) = as_folders(&setup, &base, &head);
-    gate_on_folders(&setup, &base_dir, &head_dir, &[]).assert_code(0);
-    let refused = gate_on_folders(
+    crate::export_dirs::gate_folders(&setup, &base_dir, &head_dir, &[]).assert_code(0);
+    let refused = crate::export_dirs::gate_folders(
         &setup,
         &base_dir,
         &head_dir,
@@ -147,7 +134,7 @@ fn export_folders_follow_the_same_limit_as_export_files() {
         "[server]\ncommand = \"python3 {root}/server.py\"\nmax-listing-bytes = 1024\n",
     );
     setup.repo.commit_all("a small listing limit");
-    assert_refused_as_too_large(&gate_on_folders(
+    assert_refused_as_too_large(&crate::export_dirs::gate_folders(
         &setup,
         &base_dir,
         &head_dir,
