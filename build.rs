@@ -15,20 +15,14 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let bpe = tiktoken_rs::cl100k_base().expect("tiktoken-rs's cl100k_base loads");
-    let mut tokens: Vec<Vec<u8>> = Vec::new();
-    // The ordinary ranks are 0..=100255, without a gap; the special tokens above are never
+    // The ordinary ranks are 0..100,256 without a gap; the special tokens above them are never
     // produced by ordinary encoding and are left out.
-    for rank in 0u32.. {
-        match bpe.decode_bytes(&[rank]) {
-            Ok(bytes) if rank < 100_256 => tokens.push(bytes),
-            _ => break,
-        }
-    }
-    assert_eq!(
-        tokens.len(),
-        100_256,
-        "cl100k_base has 100,256 ordinary ranks"
-    );
+    let tokens: Vec<Vec<u8>> = (0..100_256u32)
+        .map(|rank| {
+            bpe.decode_bytes(&[rank])
+                .unwrap_or_else(|_| panic!("cl100k_base has no rank {rank}"))
+        })
+        .collect();
     let mut bytes = Vec::new();
     let mut offsets = Vec::with_capacity((tokens.len() + 1) * 4);
     for token in &tokens {

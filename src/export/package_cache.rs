@@ -153,14 +153,7 @@ mod tests {
         );
     }
 
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::platform::test_env::of_pairs as env;
 
     #[test]
     fn the_root_comes_from_the_gate_environment_or_the_user_cache_folder() {

@@ -56,14 +56,7 @@ pub fn process_env(name: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::platform::test_env::of_pairs as env;
 
     #[test]
     fn a_flag_is_on_unless_unset_empty_false_or_zero() {

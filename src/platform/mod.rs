@@ -19,3 +19,5 @@ pub mod procfs;
 pub mod safe_file;
 pub mod sandbox;
 pub mod signals;
+#[cfg(test)]
+pub(crate) mod test_env;

@@ -561,14 +561,7 @@ mod tests {
             token_env: token_env.map(str::to_string),
             ..JudgeOptions::default()
         };
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| {
-                pairs
-                    .iter()
-                    .find(|(k, _)| *k == name)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
+        use crate::platform::test_env::of_pairs as env;
         let both = env(&[
             (KEY_ENV, "fake-explicit-key"),
             ("ANTHROPIC_API_KEY", "fake-api-key"),
