@@ -14,12 +14,9 @@
 set -euo pipefail
 runs="${1:-5}"
 shift || true
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-gate="${GATE:-${CARGO_TARGET_DIR:-${root}/target}/debug/tdqs-gate}"
-[ -x "${gate}" ] || { echo "no tdqs-gate at ${gate}; build it or set GATE" >&2; exit 2; }
-cache="${root}/tests/.cache"
-work="$(mktemp -d "${TMPDIR:-/tmp}/bench-shutdown-XXXXXX")"
-trap 'rm -rf "${work}"' EXIT
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_gate_only bench-shutdown
 fixtures="${root}/tests/fixtures/export"
 cp "${root}/scripts/shutdown-timing.py" "${fixtures}/eof_ignoring_server.py" \
    "${fixtures}/eof_ignoring_server.mjs" "${work}/"

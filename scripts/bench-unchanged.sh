@@ -23,12 +23,9 @@
 # Usage:        scripts/bench-unchanged.sh [RUNS]    (default 5)
 set -euo pipefail
 runs="${1:-5}"
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-gate="${GATE:-${CARGO_TARGET_DIR:-${root}/target}/debug/tdqs-gate}"
-[ -x "${gate}" ] || { echo "no tdqs-gate at ${gate}; build it or set GATE" >&2; exit 2; }
-cache="${root}/tests/.cache"
-work="$(mktemp -d "${TMPDIR:-/tmp}/bench-unchanged-XXXXXX")"
-trap 'rm -rf "${work}"' EXIT
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_gate_only bench-unchanged
 
 judge=(--judge static)
 gate_env=()

@@ -1,11 +1,14 @@
 # shellcheck shell=bash
-# What the bench scripts that gate a generated issue-tracker server with the fake `claude` share,
+# What the bench scripts share (most gate a generated issue-tracker server with the fake `claude`),
 # sourced (not run) by them after `set -euo pipefail`:
 #   bench_init NAME          sets root, gate, fake and pins, checks the binaries are built, and
 #                            makes the private work folder (removed on exit) with the stand-in
 #                            specification in its cache (work/cache) and the fake as work/fake/claude
 #   bench_repo TOOLS CONFIG  a git repository work/repo of the example server serving TOOLS
 #                            generated tools, with CONFIG as its tdqs-gate.toml, committed
+#   bench_gate_only NAME     for the benches that run tdqs-gate on real servers with no fake
+#                            `claude`: sets root, gate (checked) and cache (tests/.cache), and
+#                            makes the private work folder (removed on exit)
 #   now_ms                   the wall clock in milliseconds
 # GATE and FAKE_CLAUDE override the binaries; CARGO_TARGET_DIR is honoured.
 
@@ -27,6 +30,15 @@ bench_init() {
   mkdir -p "${work}/cache/tdqs-gate" "${work}/fake" "${work}/repo"
   cp "${root}/tests/fixtures/spec/standin-readme.md" "${work}/cache/tdqs-gate/${commit}.md"
   cp "${fake}" "${work}/fake/claude"
+}
+
+bench_gate_only() {
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  gate="${GATE:-${CARGO_TARGET_DIR:-${root}/target}/debug/tdqs-gate}"
+  [ -x "${gate}" ] || { echo "no tdqs-gate at ${gate}; build it or set GATE" >&2; exit 2; }
+  cache="${root}/tests/.cache"
+  work="$(mktemp -d "${TMPDIR:-/tmp}/$1-XXXXXX")"
+  trap 'rm -rf "${work}"' EXIT
 }
 
 bench_repo() {
