@@ -71,7 +71,10 @@ impl StepOutcome {
                 .is_some_and(|e| e.stage == Stage::Judge);
         let hint = (outcome.verdict == Verdict::Invalid && no_token && judge_stopped)
             .then(|| NO_TOKEN_HINT.to_string());
-        let report = outcome.written.as_ref().map(|w| absolute(&w.json));
+        let report = outcome
+            .written
+            .as_ref()
+            .map(|w| crate::platform::absolute(&w.json));
         StepOutcome {
             decision: outcome.verdict,
             reason,
@@ -160,15 +163,6 @@ fn one_line(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        return path.to_path_buf();
-    }
-    std::env::current_dir()
-        .map(|d| d.join(path))
-        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Workflow command data: `%`, CR and LF escaped.

@@ -5,7 +5,7 @@
 //! ([`http_client`]) and child processes in their own process group, stopped TERM → grace → KILL
 //! with their pipes drained ([`process`]), the sandbox around the pull request's processes
 //! ([`sandbox`]), file modes and links ([`file_modes`]), the signals that end a run
-//! ([`signals`]) and whether the run is in CI ([`ci_env`]).
+//! ([`signals`]), whether the run is in CI ([`ci_env`]) and paths made absolute (`absolute`).
 
 pub mod atomic;
 pub mod ci_env;
@@ -21,3 +21,14 @@ pub mod sandbox;
 pub mod signals;
 #[cfg(test)]
 pub(crate) mod test_env;
+
+/// `path` made absolute against the current folder, links left unresolved; as given when it is
+/// absolute already or the current folder cannot be read.
+pub(crate) fn absolute(path: &std::path::Path) -> std::path::PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    std::env::current_dir()
+        .map(|cwd| cwd.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}

@@ -204,7 +204,7 @@ impl AnswerCache {
         scoring_digest: &str,
         signing: Option<SigningKey>,
     ) -> Result<AnswerCache, Error> {
-        let dir = absolute(dir);
+        let dir = crate::platform::absolute(dir);
         for tree in trees {
             if is_inside(&dir, tree) {
                 return Err(Error::new(
@@ -375,16 +375,6 @@ impl AnswerCache {
 fn touch(path: &Path) {
     if let Ok(file) = std::fs::OpenOptions::new().append(true).open(path) {
         let _ = file.set_modified(SystemTime::now());
-    }
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|cwd| cwd.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
     }
 }
 
