@@ -527,22 +527,8 @@ fn make_hostile(head: &Path, attack: &str, loot: &Path) {
         .replace("@ATTACK@", attack)
         .replace("@LOOT@", &loot.display().to_string());
     std::fs::write(head.join("server.py"), code).unwrap();
-    let commit = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(head)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "m")
-            .env("GIT_AUTHOR_EMAIL", "m@x.invalid")
-            .env("GIT_COMMITTER_NAME", "m")
-            .env("GIT_COMMITTER_EMAIL", "m@x.invalid")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    };
-    commit(&["add", "-A"]);
-    commit(&["commit", "-q", "-m", "hostile server"]);
+    crate::support::gitrepo::git(head, ["add", "-A"]);
+    crate::support::gitrepo::git(head, ["commit", "-q", "-m", "hostile server"]);
 }
 
 const HOSTILE: &str = r##"#!/usr/bin/env python3

@@ -187,28 +187,16 @@ fn make_cache_poisoner(head: &Path, forged: &Path, key: &str) {
         .replace("@FORGED@", &forged.display().to_string())
         .replace("@KEY@", key);
     std::fs::write(head.join("server.py"), code).unwrap();
-    for args in [
-        &["add", "-A"][..],
-        &[
+    crate::support::gitrepo::git(head, ["add", "-A"]);
+    crate::support::gitrepo::git(
+        head,
+        [
             "commit",
             "-q",
             "-m",
             "a server that writes the runner's cache",
-        ][..],
-    ] {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(head)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "m")
-            .env("GIT_AUTHOR_EMAIL", "m@x.invalid")
-            .env("GIT_COMMITTER_NAME", "m")
-            .env("GIT_COMMITTER_EMAIL", "m@x.invalid")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
+        ],
+    );
 }
 
 const POISONER: &str = r##"#!/usr/bin/env python3
